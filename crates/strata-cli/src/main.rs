@@ -1,0 +1,6 @@
+//! The `strata` command.
+
+fn main() {
+    eprintln!("strata: no commands yet");
+    std::process::exit(2);
+}

@@ -1,0 +1,210 @@
+//! A sharded CLOCK cache bounded by total charge in bytes, used for uncompressed data blocks.
+//! Each shard is a hash map plus a clock ring behind its own short mutex: a hit takes one shard
+//! lock, sets a reference bit and clones an `Arc`. It owns no IO and knows nothing of block formats.
+
+use std::collections::HashMap;
+use std::hash::BuildHasher;
+
+use parking_lot::Mutex;
+
+const SHARD_BITS: u32 = 5;
+const SHARDS: usize = 1 << SHARD_BITS;
+
+/// Cache key: (file number, block offset).
+pub type CacheKey = (u64, u64);
+
+struct Slot<V> {
+    key: CacheKey,
+    value: V,
+    charge: usize,
+    referenced: bool,
+}
+
+struct Shard<V> {
+    map: HashMap<CacheKey, usize>,
+    ring: Vec<Option<Slot<V>>>,
+    free: Vec<usize>,
+    hand: usize,
+    usage: usize,
+    capacity: usize,
+}
+
+impl<V: Clone> Shard<V> {
+    fn get(&mut self, key: &CacheKey) -> Option<V> {
+        let idx = *self.map.get(key)?;
+        let slot = self.ring.get_mut(idx)?.as_mut()?;
+        slot.referenced = true;
+        Some(slot.value.clone())
+    }
+
+    fn insert(&mut self, key: CacheKey, value: V, charge: usize) {
+        if let Some(&idx) = self.map.get(&key) {
+            if let Some(Some(slot)) = self.ring.get_mut(idx) {
+                self.usage = self.usage - slot.charge + charge;
+                slot.value = value;
+                slot.charge = charge;
+                slot.referenced = true;
+            }
+        } else {
+            self.evict_for(charge);
+            let slot = Slot { key, value, charge, referenced: false };
+            let idx = match self.free.pop() {
+                Some(i) => {
+                    self.ring[i] = Some(slot);
+                    i
+                }
+                None => {
+                    self.ring.push(Some(slot));
+                    self.ring.len() - 1
+                }
+            };
+            self.map.insert(key, idx);
+            self.usage += charge;
+        }
+        self.evict_for(0);
+    }
+
+    /// Sweeps the clock hand until `extra` more bytes fit (or the shard is empty).
+    fn evict_for(&mut self, extra: usize) {
+        let mut sweeps = 0usize;
+        while self.usage + extra > self.capacity && self.map.len() > 0 && sweeps < 3 * self.ring.len() {
+            sweeps += 1;
+            if self.hand >= self.ring.len() {
+                self.hand = 0;
+            }
+            let idx = self.hand;
+            self.hand += 1;
+            let evict = match &mut self.ring[idx] {
+                Some(slot) if slot.referenced => {
+                    slot.referenced = false;
+                    false
+                }
+                Some(_) => true,
+                None => false,
+            };
+            if evict {
+                if let Some(slot) = self.ring[idx].take() {
+                    self.map.remove(&slot.key);
+                    self.usage -= slot.charge;
+                    self.free.push(idx);
+                }
+            }
+        }
+    }
+
+    fn erase_file(&mut self, file: u64) {
+        for idx in 0..self.ring.len() {
+            if matches!(&self.ring[idx], Some(s) if s.key.0 == file) {
+                if let Some(slot) = self.ring[idx].take() {
+                    self.map.remove(&slot.key);
+                    self.usage -= slot.charge;
+                    self.free.push(idx);
+                }
+            }
+        }
+    }
+}
+
+/// A concurrent cache from `(file, offset)` to `V`, bounded by the sum of charges.
+pub struct ShardedCache<V> {
+    shards: Vec<Mutex<Shard<V>>>,
+    hasher: std::collections::hash_map::RandomState,
+    capacity: usize,
+}
+
+impl<V: Clone> ShardedCache<V> {
+    /// A cache holding at most `capacity` bytes of charge (0 disables caching).
+    pub fn new(capacity: usize) -> Self {
+        let per_shard = capacity / SHARDS;
+        let shards = (0..SHARDS)
+            .map(|_| {
+                Mutex::new(Shard {
+                    map: HashMap::new(),
+                    ring: Vec::new(),
+                    free: Vec::new(),
+                    hand: 0,
+                    usage: 0,
+                    capacity: per_shard,
+                })
+            })
+            .collect();
+        Self { shards, hasher: Default::default(), capacity }
+    }
+
+    fn shard(&self, key: &CacheKey) -> &Mutex<Shard<V>> {
+        let h = self.hasher.hash_one(key);
+        &self.shards[(h >> (64 - SHARD_BITS)) as usize]
+    }
+
+    /// Looks up an entry, marking it recently used.
+    pub fn get(&self, key: &CacheKey) -> Option<V> {
+        if self.capacity == 0 {
+            return None;
+        }
+        self.shard(key).lock().get(key)
+    }
+
+    /// Inserts or replaces an entry, evicting others if needed.
+    pub fn insert(&self, key: CacheKey, value: V, charge: usize) {
+        if self.capacity == 0 {
+            return;
+        }
+        self.shard(&key).lock().insert(key, value, charge);
+    }
+
+    /// Drops every entry of a file (called when the file is deleted).
+    pub fn erase_file(&self, file: u64) {
+        for s in &self.shards {
+            s.lock().erase_file(file);
+        }
+    }
+
+    /// Total charge currently held.
+    pub fn usage(&self) -> usize {
+        self.shards.iter().map(|s| s.lock().usage).sum()
+    }
+
+    /// The configured capacity in bytes.
+    pub fn capacity(&self) -> usize {
+        self.capacity
+    }
+}
+
+impl<V> std::fmt::Debug for ShardedCache<V> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ShardedCache").field("capacity", &self.capacity).finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stays_within_capacity_and_keeps_hot_entries() {
+        let c: ShardedCache<u64> = ShardedCache::new(SHARDS * 1000);
+        for i in 0..100_000u64 {
+            c.insert((1, i), i, 100);
+            assert!(c.get(&(1, 0)).is_some() || i < 2, "hot entry evicted at {i}");
+        }
+        assert!(c.usage() <= SHARDS * 1000);
+        assert_eq!(c.get(&(1, 99_999)), Some(99_999));
+    }
+
+    #[test]
+    fn erase_file_removes_only_that_file() {
+        let c: ShardedCache<u64> = ShardedCache::new(1 << 20);
+        c.insert((1, 0), 1, 10);
+        c.insert((2, 0), 2, 10);
+        c.erase_file(1);
+        assert_eq!(c.get(&(1, 0)), None);
+        assert_eq!(c.get(&(2, 0)), Some(2));
+    }
+
+    #[test]
+    fn zero_capacity_caches_nothing() {
+        let c: ShardedCache<u64> = ShardedCache::new(0);
+        c.insert((1, 0), 1, 10);
+        assert_eq!(c.get(&(1, 0)), None);
+    }
+}

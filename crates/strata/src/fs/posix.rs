@@ -1,0 +1,165 @@
+//! [`FileSystem`] over the operating system with positional reads (pread) and fdatasync.
+
+use std::collections::HashSet;
+use std::fs::{self, File, OpenOptions};
+use std::io::{Read, Write};
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use super::{FileLock, FileSystem, RandomAccessFile, SequentialFile, WritableFile};
+use crate::error::{Error, Result};
+
+/// The real filesystem.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct PosixFs;
+
+struct PosixWritable {
+    file: File,
+    path: PathBuf,
+    len: u64,
+}
+
+impl WritableFile for PosixWritable {
+    fn append(&mut self, data: &[u8]) -> Result<()> {
+        self.file.write_all(data).map_err(|e| Error::io(&self.path, e))?;
+        self.len += data.len() as u64;
+        Ok(())
+    }
+    fn sync_data(&mut self) -> Result<()> {
+        self.file.sync_data().map_err(|e| Error::io(&self.path, e))
+    }
+    fn len(&self) -> u64 {
+        self.len
+    }
+}
+
+struct PosixRandom {
+    file: File,
+    path: PathBuf,
+    size: u64,
+}
+
+impl RandomAccessFile for PosixRandom {
+    fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
+        self.file.read_exact_at(buf, offset).map_err(|e| Error::io(&self.path, e))
+    }
+    fn size(&self) -> u64 {
+        self.size
+    }
+}
+
+struct PosixSequential {
+    file: File,
+    path: PathBuf,
+}
+
+impl SequentialFile for PosixSequential {
+    fn read(&mut self, buf: &mut [u8]) -> Result<usize> {
+        self.file.read(buf).map_err(|e| Error::io(&self.path, e))
+    }
+}
+
+/// Paths locked by this process: flock(2) already excludes other processes and other open file
+/// descriptions, this set only makes the error immediate and independent of the platform.
+fn locked_paths() -> &'static Mutex<HashSet<PathBuf>> {
+    static SET: OnceLock<Mutex<HashSet<PathBuf>>> = OnceLock::new();
+    SET.get_or_init(|| Mutex::new(HashSet::new()))
+}
+
+struct PosixLock {
+    _file: File,
+    path: PathBuf,
+}
+
+impl FileLock for PosixLock {}
+
+impl Drop for PosixLock {
+    fn drop(&mut self) {
+        if let Ok(mut set) = locked_paths().lock() {
+            set.remove(&self.path);
+        }
+    }
+}
+
+impl FileSystem for PosixFs {
+    fn create_dir_all(&self, path: &Path) -> Result<()> {
+        fs::create_dir_all(path).map_err(|e| Error::io(path, e))
+    }
+
+    fn create(&self, path: &Path) -> Result<Box<dyn WritableFile>> {
+        let file = OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(path)
+            .map_err(|e| Error::io(path, e))?;
+        Ok(Box::new(PosixWritable { file, path: path.to_path_buf(), len: 0 }))
+    }
+
+    fn open_random(&self, path: &Path) -> Result<Arc<dyn RandomAccessFile>> {
+        let file = File::open(path).map_err(|e| Error::io(path, e))?;
+        let size = file.metadata().map_err(|e| Error::io(path, e))?.len();
+        Ok(Arc::new(PosixRandom { file, path: path.to_path_buf(), size }))
+    }
+
+    fn open_sequential(&self, path: &Path) -> Result<Box<dyn SequentialFile>> {
+        let file = File::open(path).map_err(|e| Error::io(path, e))?;
+        Ok(Box::new(PosixSequential { file, path: path.to_path_buf() }))
+    }
+
+    fn rename(&self, from: &Path, to: &Path) -> Result<()> {
+        fs::rename(from, to).map_err(|e| Error::io(from, e))
+    }
+
+    fn remove_file(&self, path: &Path) -> Result<()> {
+        fs::remove_file(path).map_err(|e| Error::io(path, e))
+    }
+
+    fn list_dir(&self, path: &Path) -> Result<Vec<String>> {
+        let mut names = Vec::new();
+        for entry in fs::read_dir(path).map_err(|e| Error::io(path, e))? {
+            let entry = entry.map_err(|e| Error::io(path, e))?;
+            names.push(entry.file_name().to_string_lossy().into_owned());
+        }
+        Ok(names)
+    }
+
+    fn is_dir(&self, path: &Path) -> Result<Option<bool>> {
+        match fs::metadata(path) {
+            Ok(m) => Ok(Some(m.is_dir())),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(Error::io(path, e)),
+        }
+    }
+
+    fn file_size(&self, path: &Path) -> Result<u64> {
+        Ok(fs::metadata(path).map_err(|e| Error::io(path, e))?.len())
+    }
+
+    fn sync_dir(&self, path: &Path) -> Result<()> {
+        File::open(path).and_then(|d| d.sync_all()).map_err(|e| Error::io(path, e))
+    }
+
+    fn lock(&self, path: &Path) -> Result<Box<dyn FileLock>> {
+        let key = path.to_path_buf();
+        let mut set = locked_paths().lock().unwrap_or_else(|p| p.into_inner());
+        if set.contains(&key) {
+            return Err(Error::Locked(key));
+        }
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(path)
+            .map_err(|e| Error::io(path, e))?;
+        match file.try_lock() {
+            Ok(()) => {}
+            Err(std::fs::TryLockError::WouldBlock) => return Err(Error::Locked(key)),
+            Err(std::fs::TryLockError::Error(e)) => return Err(Error::io(path, e)),
+        }
+        set.insert(key.clone());
+        Ok(Box::new(PosixLock { _file: file, path: key }))
+    }
+}

@@ -1,0 +1,23 @@
+//! strata: an embedded, durable, ordered key-value store built as a log-structured merge tree with
+//! key-value separation. See `docs/format.md` for the bytes on disk and `docs/durability.md` for
+//! what survives a crash.
+
+pub mod blob;
+pub mod cache;
+pub mod error;
+pub mod fs;
+pub mod iter;
+pub mod key;
+pub mod memtable;
+pub mod merge;
+pub mod options;
+pub mod snapshot;
+pub mod sst;
+pub mod util;
+pub mod version;
+pub mod wal;
+
+pub use error::{Error, Result};
+pub use merge::MergeOperator;
+pub use options::{Compression, Options, ReadOptions, WriteOptions};
+pub use snapshot::Snapshot;

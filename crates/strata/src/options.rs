@@ -1,0 +1,294 @@
+//! Options for opening a database, writing and reading; validated once at open so that a bad
+//! value is an `InvalidArgument` naming the option, never a misbehaving engine later.
+
+use std::fmt;
+use std::sync::Arc;
+
+use crate::error::{Error, Result};
+use crate::fs::FileSystem;
+use crate::merge::MergeOperator;
+use crate::snapshot::Snapshot;
+
+/// Block compression. The discriminants are persisted in block trailers: DO NOT CHANGE THEM.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum Compression {
+    /// Stored as is.
+    None = 0,
+    /// Snappy (the `snap` crate).
+    Snappy = 1,
+    /// LZ4 block format (the `lz4_flex` crate).
+    Lz4 = 2,
+    /// Zstandard (the `zstd` crate, feature `zstd`).
+    Zstd = 3,
+}
+
+impl Compression {
+    /// Decodes a persisted compression byte.
+    pub fn from_u8(b: u8) -> Option<Self> {
+        match b {
+            0 => Some(Self::None),
+            1 => Some(Self::Snappy),
+            2 => Some(Self::Lz4),
+            3 => Some(Self::Zstd),
+            _ => None,
+        }
+    }
+
+    /// Parses db_bench's `--compression_type` names.
+    pub fn parse(s: &str) -> Result<Self> {
+        match s.to_ascii_lowercase().as_str() {
+            "none" | "no" | "nocompression" => Ok(Self::None),
+            "snappy" => Ok(Self::Snappy),
+            "lz4" => Ok(Self::Lz4),
+            "zstd" => Ok(Self::Zstd),
+            other => Err(Error::InvalidArgument(format!(
+                "compression_type: unknown value {other:?} (expected none, snappy, lz4 or zstd)"
+            ))),
+        }
+    }
+
+    /// The option-file name of this compression.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::None => "none",
+            Self::Snappy => "snappy",
+            Self::Lz4 => "lz4",
+            Self::Zstd => "zstd",
+        }
+    }
+}
+
+/// Number of levels in the tree (L0 .. L6).
+pub const NUM_LEVELS: usize = 7;
+
+/// Options fixed when the database is opened.
+#[derive(Clone)]
+pub struct Options {
+    /// Create the directory and an empty database if none exists (default true).
+    pub create_if_missing: bool,
+    /// Fail if a database already exists (default false).
+    pub error_if_exists: bool,
+    /// Bytes a memtable holds before it is switched to immutable and flushed (default 64 MiB).
+    pub write_buffer_size: usize,
+    /// Memtables kept in memory, mutable plus immutable; writes wait when all are full (default 3).
+    pub max_write_buffer_number: usize,
+    /// Target size of an SST data block before compression (default 4 KiB).
+    pub block_size: usize,
+    /// Keys between restart points in a data block (default 16).
+    pub block_restart_interval: usize,
+    /// Bloom filter bits per key; 0 disables filters (default 10).
+    pub bloom_bits_per_key: u32,
+    /// Block cache capacity in bytes (default 32 MiB).
+    pub cache_size: usize,
+    /// Compression per level, indexed by level; the last entry applies to deeper levels
+    /// (default: none for L0 and L1, snappy below).
+    pub compression_per_level: Vec<Compression>,
+    /// Compression of blob records (default snappy).
+    pub blob_compression: Compression,
+    /// Values at least this long are stored in blob files; 0 disables separation (default 256).
+    pub min_blob_size: usize,
+    /// Blob files older than this fraction of all blob files have their live values rewritten by
+    /// compaction (default 0.25).
+    pub blob_gc_age_cutoff: f64,
+    /// Target size of one SST file (default 64 MiB).
+    pub target_file_size: u64,
+    /// Target size of the base level; deeper levels grow by `level_size_multiplier` (default 256 MiB).
+    pub max_bytes_for_level_base: u64,
+    /// Size ratio between adjacent levels (default 10).
+    pub level_size_multiplier: u64,
+    /// L0 files that trigger a compaction (default 4).
+    pub level0_compaction_trigger: usize,
+    /// L0 files at which writes start to slow down (default 20).
+    pub level0_slowdown_trigger: usize,
+    /// L0 files at which writes stop until compaction catches up (default 36).
+    pub level0_stop_trigger: usize,
+    /// Pending compaction bytes at which writes slow down (default 64 GiB).
+    pub soft_pending_compaction_bytes: u64,
+    /// Pending compaction bytes at which writes stop (default 256 GiB).
+    pub hard_pending_compaction_bytes: u64,
+    /// Background threads for flush and compaction (default 2).
+    pub max_background_jobs: usize,
+    /// Open SST and blob files kept in the table cache (default 1000).
+    pub max_open_files: usize,
+    /// Skip WAL records that fail their checksum in the middle of the log instead of failing
+    /// open (default false: such corruption is reported).
+    pub skip_corrupted_wal_records: bool,
+    /// The merge operator for `merge` (default none).
+    pub merge_operator: Option<Arc<dyn MergeOperator>>,
+    /// The filesystem all IO goes through.
+    pub fs: Arc<dyn FileSystem>,
+}
+
+impl fmt::Debug for Options {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Options")
+            .field("create_if_missing", &self.create_if_missing)
+            .field("write_buffer_size", &self.write_buffer_size)
+            .field("min_blob_size", &self.min_blob_size)
+            .field("cache_size", &self.cache_size)
+            .field("merge_operator", &self.merge_operator.as_ref().map(|m| m.name().to_string()))
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Self {
+            create_if_missing: true,
+            error_if_exists: false,
+            write_buffer_size: 64 << 20,
+            max_write_buffer_number: 3,
+            block_size: 4096,
+            block_restart_interval: 16,
+            bloom_bits_per_key: 10,
+            cache_size: 32 << 20,
+            compression_per_level: vec![Compression::None, Compression::None, Compression::Snappy],
+            blob_compression: Compression::Snappy,
+            min_blob_size: 256,
+            blob_gc_age_cutoff: 0.25,
+            target_file_size: 64 << 20,
+            max_bytes_for_level_base: 256 << 20,
+            level_size_multiplier: 10,
+            level0_compaction_trigger: 4,
+            level0_slowdown_trigger: 20,
+            level0_stop_trigger: 36,
+            soft_pending_compaction_bytes: 64 << 30,
+            hard_pending_compaction_bytes: 256 << 30,
+            max_background_jobs: 2,
+            max_open_files: 1000,
+            skip_corrupted_wal_records: false,
+            merge_operator: None,
+            fs: crate::fs::default_fs(),
+        }
+    }
+}
+
+fn invalid(name: &str, why: impl fmt::Display) -> Error {
+    Error::InvalidArgument(format!("{name}: {why}"))
+}
+
+impl Options {
+    /// The compression used for files written to `level`.
+    pub fn compression_for_level(&self, level: usize) -> Compression {
+        let n = self.compression_per_level.len();
+        if n == 0 {
+            return Compression::None;
+        }
+        self.compression_per_level[level.min(n - 1)]
+    }
+
+    /// Uses one compression for every level and for blobs.
+    pub fn set_compression(&mut self, c: Compression) {
+        self.compression_per_level = vec![c];
+        self.blob_compression = c;
+    }
+
+    /// Checks every option; the error names the first bad one.
+    pub fn validate(&self) -> Result<()> {
+        if self.write_buffer_size < 64 << 10 {
+            return Err(invalid("write_buffer_size", "must be at least 64 KiB"));
+        }
+        if self.write_buffer_size > 4 << 30 {
+            return Err(invalid("write_buffer_size", "must be at most 4 GiB"));
+        }
+        if self.max_write_buffer_number < 2 {
+            return Err(invalid("max_write_buffer_number", "must be at least 2"));
+        }
+        if !(256..=(64 << 20)).contains(&self.block_size) {
+            return Err(invalid("block_size", "must be between 256 B and 64 MiB"));
+        }
+        if !(1..=1024).contains(&self.block_restart_interval) {
+            return Err(invalid("block_restart_interval", "must be between 1 and 1024"));
+        }
+        if self.bloom_bits_per_key > 64 {
+            return Err(invalid("bloom_bits_per_key", "must be at most 64"));
+        }
+        if !(0.0..=1.0).contains(&self.blob_gc_age_cutoff) {
+            return Err(invalid("blob_gc_age_cutoff", "must be between 0 and 1"));
+        }
+        if self.target_file_size < 64 << 10 {
+            return Err(invalid("target_file_size", "must be at least 64 KiB"));
+        }
+        if self.max_bytes_for_level_base < 1 << 20 {
+            return Err(invalid("max_bytes_for_level_base", "must be at least 1 MiB"));
+        }
+        if self.level_size_multiplier < 2 {
+            return Err(invalid("level_size_multiplier", "must be at least 2"));
+        }
+        if self.level0_compaction_trigger < 1 {
+            return Err(invalid("level0_compaction_trigger", "must be at least 1"));
+        }
+        if self.level0_slowdown_trigger < self.level0_compaction_trigger {
+            return Err(invalid("level0_slowdown_trigger", "must be >= level0_compaction_trigger"));
+        }
+        if self.level0_stop_trigger < self.level0_slowdown_trigger {
+            return Err(invalid("level0_stop_trigger", "must be >= level0_slowdown_trigger"));
+        }
+        if self.hard_pending_compaction_bytes < self.soft_pending_compaction_bytes {
+            return Err(invalid("hard_pending_compaction_bytes", "must be >= soft_pending_compaction_bytes"));
+        }
+        if self.max_background_jobs < 1 {
+            return Err(invalid("max_background_jobs", "must be at least 1"));
+        }
+        if self.max_open_files < 16 {
+            return Err(invalid("max_open_files", "must be at least 16"));
+        }
+        #[cfg(not(feature = "zstd"))]
+        if self.compression_per_level.contains(&Compression::Zstd)
+            || self.blob_compression == Compression::Zstd
+        {
+            return Err(invalid("compression", "zstd support was not compiled in (feature \"zstd\")"));
+        }
+        Ok(())
+    }
+}
+
+/// Options for one write.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct WriteOptions {
+    /// fdatasync the WAL before acknowledging (survives power loss).
+    pub sync: bool,
+    /// Skip the WAL: the write is lost on any crash until the memtable is flushed.
+    pub disable_wal: bool,
+}
+
+/// Options for reads and iterators.
+#[derive(Clone)]
+pub struct ReadOptions {
+    /// Read as of this snapshot instead of the latest state.
+    pub snapshot: Option<Snapshot>,
+    /// Put blocks read by this operation into the block cache (default true).
+    pub fill_cache: bool,
+    /// Iterators start at or after this user key (inclusive).
+    pub lower_bound: Option<Vec<u8>>,
+    /// Iterators stop before this user key (exclusive).
+    pub upper_bound: Option<Vec<u8>>,
+    /// Iterators only return keys with this prefix.
+    pub prefix: Option<Vec<u8>>,
+}
+
+impl ReadOptions {
+    /// Default read options: latest state, cache filled, no bounds.
+    pub fn new() -> Self {
+        Self { snapshot: None, fill_cache: true, lower_bound: None, upper_bound: None, prefix: None }
+    }
+}
+
+impl Default for ReadOptions {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl fmt::Debug for ReadOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ReadOptions")
+            .field("snapshot", &self.snapshot.as_ref().map(Snapshot::sequence))
+            .field("fill_cache", &self.fill_cache)
+            .field("lower_bound", &self.lower_bound)
+            .field("upper_bound", &self.upper_bound)
+            .field("prefix", &self.prefix)
+            .finish()
+    }
+}
