@@ -2,8 +2,11 @@
 //! key-value separation. See `docs/format.md` for the bytes on disk and `docs/durability.md` for
 //! what survives a crash.
 
+pub mod batch;
 pub mod blob;
 pub mod cache;
+pub mod compaction;
+pub mod db;
 pub mod error;
 pub mod fs;
 pub mod iter;
@@ -17,6 +20,8 @@ pub mod util;
 pub mod version;
 pub mod wal;
 
+pub use batch::WriteBatch;
+pub use db::{Db, DbIterator, Stats};
 pub use error::{Error, Result};
 pub use merge::MergeOperator;
 pub use options::{Compression, Options, ReadOptions, WriteOptions};

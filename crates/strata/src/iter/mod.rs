@@ -2,6 +2,9 @@
 //! iterators that compose them. An internal iterator walks internal keys (see `key.rs`) in
 //! internal-key order and never hides versions; the user-facing `DbIterator` does that.
 
+pub mod level;
+pub mod merging;
+
 /// A cursor over internal entries. Positioning methods may leave it invalid (at the end, or after
 /// an error); check [`InternalIterator::status`] once it is invalid to tell the two apart.
 /// Requires: `key`, `value`, `next` and `prev` only while `valid()`.

@@ -1,0 +1,233 @@
+//! Executes a flush or compaction: reads one sorted stream of internal entries, keeps what
+//! `retention` says survives, separates large values into a new blob file, relocates values out
+//! of blob files chosen for garbage collection, and writes output tables cut at user-key
+//! boundaries. It returns what it wrote; installing it in a version is the caller's job. On any
+//! error the files it created are removed.
+
+use std::collections::{BTreeMap, HashSet};
+use std::path::PathBuf;
+use std::sync::atomic::Ordering;
+
+use crate::blob::{BlobPointer, BlobWriter};
+use crate::compaction::retention::{self, Entry, Rules};
+use crate::db::filenames;
+use crate::db::DbInner;
+use crate::error::{Error, Result};
+use crate::iter::InternalIterator;
+use crate::key::{self, SeqNo, ValueKind};
+use crate::sst::{TableBuilder, TableBuilderOptions};
+use crate::version::edit::{BlobFileMeta, FileMeta};
+
+/// A blob file is rolled once it holds this many bytes.
+const MAX_BLOB_FILE_BYTES: u64 = 256 << 20;
+
+/// What to write.
+pub(crate) struct OutputSpec {
+    /// The level the tables are written for (selects compression).
+    pub level: usize,
+    /// Tables are cut at the first user-key boundary past this size.
+    pub max_file_size: u64,
+    /// Nothing older exists below the output level.
+    pub bottommost: bool,
+    /// Live snapshots, ascending.
+    pub snapshots: Vec<SeqNo>,
+    /// Blob files whose live values are rewritten into the new blob file.
+    pub relocate_blob_files: HashSet<u64>,
+}
+
+/// What was written.
+#[derive(Default)]
+pub(crate) struct Outputs {
+    pub tables: Vec<FileMeta>,
+    pub blob_files: Vec<BlobFileMeta>,
+    /// Per blob file: (records, bytes) no longer referenced.
+    pub garbage: BTreeMap<u64, (u64, u64)>,
+    pub bytes_written: u64,
+    pub entries_in: u64,
+    pub entries_out: u64,
+}
+
+struct Job<'a> {
+    db: &'a DbInner,
+    spec: &'a OutputSpec,
+    table: Option<(u64, TableBuilder)>,
+    blob: Option<BlobWriter>,
+    created: Vec<PathBuf>,
+    out: Outputs,
+    key_buf: Vec<u8>,
+    ptr_buf: Vec<u8>,
+}
+
+/// Runs the job over `input` (which is positioned by this function).
+pub(crate) fn run(db: &DbInner, input: &mut dyn InternalIterator, spec: &OutputSpec) -> Result<Outputs> {
+    let mut job = Job {
+        db,
+        spec,
+        table: None,
+        blob: None,
+        created: Vec::new(),
+        out: Outputs::default(),
+        key_buf: Vec::new(),
+        ptr_buf: Vec::new(),
+    };
+    match job.consume(input).and_then(|()| job.finish_all()) {
+        Ok(()) => Ok(job.out),
+        Err(e) => {
+            for path in &job.created {
+                let _ = db.fs.remove_file(path);
+            }
+            Err(e)
+        }
+    }
+}
+
+impl Job<'_> {
+    fn consume(&mut self, input: &mut dyn InternalIterator) -> Result<()> {
+        input.seek_to_first();
+        let mut user_key: Vec<u8> = Vec::new();
+        let mut versions: Vec<Entry> = Vec::new();
+        while input.valid() {
+            let parsed = key::parse(input.key()).ok_or_else(|| Error::corruption("undecodable key in compaction input"))?;
+            if parsed.user_key != user_key.as_slice() && !versions.is_empty() {
+                self.process(&user_key, std::mem::take(&mut versions))?;
+                if self.db.closing.load(Ordering::Relaxed) {
+                    return Err(Error::Closed);
+                }
+            }
+            if versions.is_empty() {
+                user_key.clear();
+                user_key.extend_from_slice(parsed.user_key);
+            }
+            versions.push(Entry { seq: parsed.seq, kind: parsed.kind, value: input.value().to_vec() });
+            self.out.entries_in += 1;
+            input.next();
+        }
+        input.status()?;
+        if !versions.is_empty() {
+            self.process(&user_key, versions)?;
+        }
+        Ok(())
+    }
+
+    fn process(&mut self, user_key: &[u8], versions: Vec<Entry>) -> Result<()> {
+        let db = self.db;
+        let rules = Rules {
+            snapshots: &self.spec.snapshots,
+            bottommost: self.spec.bottommost,
+            merge_operator: db.opts.merge_operator.as_deref(),
+        };
+        let outcome = retention::retain(user_key, versions, &rules, &mut |ptr| db.read_blob(user_key, ptr))?;
+        for ptr in &outcome.dropped_blobs {
+            self.add_garbage(ptr)?;
+        }
+        if self.table.as_ref().is_some_and(|(_, b)| b.estimated_file_size() >= self.spec.max_file_size) {
+            self.finish_table()?;
+        }
+        for entry in outcome.kept {
+            self.emit(user_key, entry)?;
+        }
+        Ok(())
+    }
+
+    fn add_garbage(&mut self, encoded: &[u8]) -> Result<()> {
+        let ptr = BlobPointer::decode(encoded)?;
+        let g = self.out.garbage.entry(ptr.file_number).or_insert((0, 0));
+        g.0 += 1;
+        g.1 += ptr.size;
+        Ok(())
+    }
+
+    fn emit(&mut self, user_key: &[u8], entry: Entry) -> Result<()> {
+        let min_blob = self.db.opts.min_blob_size;
+        let (kind, value) = match entry.kind {
+            ValueKind::Put if min_blob > 0 && entry.value.len() >= min_blob => {
+                (ValueKind::Blob, self.write_blob(user_key, &entry.value)?)
+            }
+            ValueKind::Blob if self.should_relocate(&entry.value)? => {
+                let value = self.db.read_blob(user_key, &entry.value)?;
+                self.add_garbage(&entry.value)?;
+                (ValueKind::Blob, self.write_blob(user_key, &value)?)
+            }
+            _ => (entry.kind, entry.value),
+        };
+        self.key_buf.clear();
+        key::append_internal_key(&mut self.key_buf, user_key, entry.seq, kind as u8);
+        let builder = self.table_builder()?;
+        builder.add(&self.key_buf, &value)?;
+        self.out.entries_out += 1;
+        Ok(())
+    }
+
+    fn should_relocate(&self, encoded: &[u8]) -> Result<bool> {
+        if self.spec.relocate_blob_files.is_empty() {
+            return Ok(false);
+        }
+        Ok(self.spec.relocate_blob_files.contains(&BlobPointer::decode(encoded)?.file_number))
+    }
+
+    fn write_blob(&mut self, user_key: &[u8], value: &[u8]) -> Result<Vec<u8>> {
+        if self.blob.as_ref().is_some_and(|b| b.file_size() >= MAX_BLOB_FILE_BYTES) {
+            self.finish_blob()?;
+        }
+        if self.blob.is_none() {
+            let number = self.db.versions.lock().new_file_number();
+            let path = filenames::blob(&self.db.dir, number);
+            self.created.push(path.clone());
+            let file = self.db.fs.create(&path)?;
+            self.blob = Some(BlobWriter::new(file, number, self.db.opts.blob_compression)?);
+        }
+        let writer = self.blob.as_mut().ok_or(Error::Closed)?;
+        let ptr = writer.add(user_key, value)?;
+        self.ptr_buf.clear();
+        ptr.encode(&mut self.ptr_buf);
+        Ok(self.ptr_buf.clone())
+    }
+
+    fn table_builder(&mut self) -> Result<&mut TableBuilder> {
+        if self.table.is_none() {
+            let number = self.db.versions.lock().new_file_number();
+            let path = filenames::table(&self.db.dir, number);
+            self.created.push(path.clone());
+            let file = self.db.fs.create(&path)?;
+            let o = &self.db.opts;
+            let opts = TableBuilderOptions {
+                block_size: o.block_size,
+                restart_interval: o.block_restart_interval,
+                bloom_bits_per_key: o.bloom_bits_per_key,
+                compression: o.compression_for_level(self.spec.level),
+            };
+            self.table = Some((number, TableBuilder::new(file, opts)));
+        }
+        self.table.as_mut().map(|(_, b)| b).ok_or(Error::Closed)
+    }
+
+    fn finish_table(&mut self) -> Result<()> {
+        let Some((number, builder)) = self.table.take() else { return Ok(()) };
+        let s = builder.finish()?;
+        self.out.bytes_written += s.file_size;
+        self.out.tables.push(FileMeta {
+            number,
+            file_size: s.file_size,
+            smallest: s.smallest,
+            largest: s.largest,
+            smallest_seq: s.smallest_seq,
+            largest_seq: s.largest_seq,
+            num_entries: s.num_entries,
+            num_deletions: s.num_deletions,
+        });
+        Ok(())
+    }
+
+    fn finish_blob(&mut self) -> Result<()> {
+        let Some(writer) = self.blob.take() else { return Ok(()) };
+        let meta = writer.finish()?;
+        self.out.bytes_written += meta.file_size;
+        self.out.blob_files.push(meta);
+        Ok(())
+    }
+
+    fn finish_all(&mut self) -> Result<()> {
+        self.finish_table()?;
+        self.finish_blob()
+    }
+}

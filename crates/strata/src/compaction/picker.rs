@@ -1,0 +1,215 @@
+//! Choosing the next compaction: a pure function of a `Version` and the options, so it can be
+//! tested without a database.
+//!
+//! Level sizes are dynamic (RocksDB's `level_compaction_dynamic_level_bytes`): the last level
+//! holds what it holds, each level above targets a tenth of the one below, and the first level
+//! whose target falls to `max_bytes_for_level_base` or less is the base level that L0 compacts
+//! into. A small tree therefore compacts L0 straight into the last level. Scores are L0 file
+//! count over its trigger, and level bytes over target; the highest score of at least 1 wins.
+//! Within a level the file with the least overlap in the next level per byte goes first.
+//! Inputs that overlap nothing below are moved, not rewritten (trivial move).
+
+use std::sync::Arc;
+
+use crate::key;
+use crate::options::{Options, NUM_LEVELS};
+use crate::version::edit::FileMeta;
+use crate::version::version::Version;
+
+/// One chosen compaction.
+#[derive(Debug, Clone)]
+pub struct Compaction {
+    /// The level inputs come from.
+    pub level: usize,
+    /// The level outputs go to.
+    pub output_level: usize,
+    /// Files from `level`.
+    pub inputs: Vec<Arc<FileMeta>>,
+    /// Overlapping files from `output_level`.
+    pub output_inputs: Vec<Arc<FileMeta>>,
+    /// True when nothing below `output_level` overlaps the inputs' key range.
+    pub bottommost: bool,
+    /// Move the inputs to `output_level` without rewriting them.
+    pub trivial_move: bool,
+}
+
+impl Compaction {
+    /// Every input file with its level.
+    pub fn all_inputs(&self) -> impl Iterator<Item = (usize, &Arc<FileMeta>)> {
+        let a = self.inputs.iter().map(move |f| (self.level, f));
+        a.chain(self.output_inputs.iter().map(move |f| (self.output_level, f)))
+    }
+
+    /// Total bytes of input files.
+    pub fn input_bytes(&self) -> u64 {
+        self.all_inputs().map(|(_, f)| f.file_size).sum()
+    }
+}
+
+/// Target bytes per level (0 for unused levels above the base level) and the base level.
+pub fn level_targets(v: &Version, o: &Options) -> ([u64; NUM_LEVELS], usize) {
+    let mut targets = [0u64; NUM_LEVELS];
+    let last = NUM_LEVELS - 1;
+    let largest = (1..NUM_LEVELS).map(|l| v.level_bytes(l)).max().unwrap_or(0);
+    let mut size = largest.max(o.max_bytes_for_level_base);
+    let mut base = last;
+    for level in (1..=last).rev() {
+        targets[level] = size;
+        base = level;
+        if size <= o.max_bytes_for_level_base {
+            break;
+        }
+        size /= o.level_size_multiplier;
+    }
+    (targets, base)
+}
+
+/// Bytes that compaction would have to rewrite to bring every level under its target.
+pub fn pending_compaction_bytes(v: &Version, o: &Options) -> u64 {
+    let (targets, base) = level_targets(v, o);
+    let mut pending = 0;
+    if v.level_files(0) >= o.level0_compaction_trigger {
+        pending += v.level_bytes(0) + v.level_bytes(base);
+    }
+    for level in base..NUM_LEVELS - 1 {
+        let bytes = v.level_bytes(level);
+        if bytes > targets[level] {
+            let excess = bytes - targets[level];
+            pending += excess * (o.level_size_multiplier + 1);
+        }
+    }
+    pending
+}
+
+fn user_range(files: &[Arc<FileMeta>]) -> Option<(Vec<u8>, Vec<u8>)> {
+    let lo = files.iter().map(|f| key::user_key(&f.smallest)).min()?;
+    let hi = files.iter().map(|f| key::user_key(&f.largest)).max()?;
+    Some((lo.to_vec(), hi.to_vec()))
+}
+
+fn is_bottommost(v: &Version, output_level: usize, lo: &[u8], hi: &[u8]) -> bool {
+    (output_level + 1..NUM_LEVELS).all(|l| v.overlapping(l, Some(lo), Some(hi)).is_empty())
+}
+
+fn files_overlap_each_other(files: &[Arc<FileMeta>]) -> bool {
+    let mut sorted: Vec<&Arc<FileMeta>> = files.iter().collect();
+    sorted.sort_by(|a, b| key::compare(&a.smallest, &b.smallest));
+    sorted.windows(2).any(|w| key::user_key(&w[0].largest) >= key::user_key(&w[1].smallest))
+}
+
+/// Builds the compaction of `inputs` from `level` into `output_level`.
+pub fn compaction_for(v: &Version, level: usize, output_level: usize, inputs: Vec<Arc<FileMeta>>) -> Option<Compaction> {
+    let (lo, hi) = user_range(&inputs)?;
+    let output_inputs = if output_level == level { Vec::new() } else { v.overlapping(output_level, Some(&lo), Some(&hi)) };
+    let trivial_move = output_level != level
+        && output_inputs.is_empty()
+        && !(level == 0 && files_overlap_each_other(&inputs));
+    let bottommost = is_bottommost(v, output_level, &lo, &hi);
+    Some(Compaction { level, output_level, inputs, output_inputs, bottommost, trivial_move })
+}
+
+/// The most urgent compaction, if any level is over its limit.
+pub fn pick(v: &Version, o: &Options) -> Option<Compaction> {
+    let (targets, base) = level_targets(v, o);
+    let mut best: Option<(f64, usize)> = None;
+    let l0_score = v.level_files(0) as f64 / o.level0_compaction_trigger as f64;
+    if l0_score >= 1.0 {
+        best = Some((l0_score, 0));
+    }
+    for level in 1..NUM_LEVELS - 1 {
+        let bytes = v.level_bytes(level);
+        if bytes == 0 {
+            continue;
+        }
+        // Levels above the base level should be empty: drain them first.
+        let score = if level < base { f64::MAX } else { bytes as f64 / targets[level].max(1) as f64 };
+        if score >= 1.0 && best.is_none_or(|(s, _)| score > s) {
+            best = Some((score, level));
+        }
+    }
+    let (_, level) = best?;
+    if level == 0 {
+        return compaction_for(v, 0, base, v.files[0].clone());
+    }
+    let file = least_overlapping_file(v, level)?;
+    compaction_for(v, level, (level + 1).max(base), vec![file])
+}
+
+/// The file of `level` whose overlap with the next level, per byte of its own, is smallest.
+fn least_overlapping_file(v: &Version, level: usize) -> Option<Arc<FileMeta>> {
+    let next = level + 1;
+    v.files[level]
+        .iter()
+        .min_by_key(|f| {
+            let overlap: u64 = v
+                .overlapping(next, Some(key::user_key(&f.smallest)), Some(key::user_key(&f.largest)))
+                .iter()
+                .map(|g| g.file_size)
+                .sum();
+            overlap.saturating_mul(1024) / f.file_size.max(1)
+        })
+        .cloned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::key::{make_internal_key, ValueKind};
+    use crate::version::edit::VersionEdit;
+
+    fn meta(number: u64, lo: &str, hi: &str, size: u64) -> FileMeta {
+        FileMeta {
+            number,
+            file_size: size,
+            smallest: make_internal_key(lo.as_bytes(), number, ValueKind::Put),
+            largest: make_internal_key(hi.as_bytes(), number, ValueKind::Put),
+            smallest_seq: number,
+            largest_seq: number,
+            num_entries: 1,
+            num_deletions: 0,
+        }
+    }
+
+    fn version(files: Vec<(u32, FileMeta)>) -> Version {
+        let edit = VersionEdit { new_files: files, ..Default::default() };
+        Version::default().apply(&edit).unwrap()
+    }
+
+    #[test]
+    fn small_tree_compacts_l0_into_the_last_level() {
+        let o = Options::default();
+        let v = version((1..=4).map(|i| (0, meta(i, "a", "z", 1 << 20))).collect());
+        let c = pick(&v, &o).unwrap();
+        assert_eq!((c.level, c.output_level, c.inputs.len()), (0, NUM_LEVELS - 1, 4));
+        assert!(!c.trivial_move);
+        assert!(c.bottommost);
+    }
+
+    #[test]
+    fn sequential_l0_files_are_moved_not_rewritten() {
+        let o = Options::default();
+        let keys = ["a", "b", "c", "d", "e", "f", "g", "h"];
+        let v = version(
+            (0..4).map(|i| (0, meta(i as u64 + 1, keys[2 * i], keys[2 * i + 1], 1 << 20))).collect(),
+        );
+        let c = pick(&v, &o).unwrap();
+        assert!(c.trivial_move);
+    }
+
+    #[test]
+    fn nothing_to_do_below_triggers() {
+        let o = Options::default();
+        let v = version(vec![(0, meta(1, "a", "b", 10)), (6, meta(2, "a", "z", 1 << 30))]);
+        assert!(pick(&v, &o).is_none());
+    }
+
+    #[test]
+    fn base_level_rises_as_the_last_level_grows() {
+        let o = Options::default();
+        let v = version(vec![(6, meta(1, "a", "z", 100 << 30))]);
+        let (targets, base) = level_targets(&v, &o);
+        assert!(base < NUM_LEVELS - 1);
+        assert!(targets[base] <= o.max_bytes_for_level_base);
+        assert_eq!(targets[6], 100 << 30);
+    }
+}

@@ -1,0 +1,416 @@
+//! Background work: flushing immutable memtables, running compactions, deleting obsolete files,
+//! and the background-error state. `max_background_jobs` threads share one queue; a flush always
+//! goes before a compaction, at most one flush and one compaction run at a time (flushes must
+//! land in L0 in memtable order, and one compaction at a time keeps inputs disjoint).
+//!
+//! A failed flush or compaction puts the database into a read-only error state: writes return
+//! the error, reads keep working, and reopening recovers from the WAL and MANIFEST.
+
+use std::collections::{HashSet, VecDeque};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Instant;
+
+use super::{filenames, DbInner, SuperVersion};
+use crate::compaction::job::{self, OutputSpec, Outputs};
+use crate::compaction::picker::{self, Compaction};
+use crate::error::{Error, Result};
+use crate::iter::merging::MergingIterator;
+use crate::iter::InternalIterator;
+use crate::memtable::MemTable;
+use crate::options::NUM_LEVELS;
+use crate::version::edit::VersionEdit;
+use crate::version::version::Version;
+
+/// An immutable memtable waiting for flush, with the WAL that was started after it.
+pub(crate) struct ImmEntry {
+    pub mem: Arc<MemTable>,
+    pub next_log: u64,
+}
+
+/// Background scheduling state, under `DbInner::bg`.
+#[derive(Default)]
+pub(crate) struct BgState {
+    /// Immutable memtables, oldest first.
+    pub imm_queue: VecDeque<ImmEntry>,
+    pub flushing: bool,
+    pub compacting: bool,
+    pub manual_waiting: usize,
+    pub error: Option<Error>,
+    pub shutting_down: bool,
+    pub threads: Vec<JoinHandle<()>>,
+    /// Files removed from the version, to delete once no reader holds them.
+    pub obsolete_tables: Vec<u64>,
+    pub obsolete_blobs: Vec<u64>,
+}
+
+enum Work {
+    Flush,
+    Compact(Compaction),
+}
+
+/// Stops background work when the last `Db` clone is dropped.
+pub(crate) struct Closer {
+    inner: Arc<DbInner>,
+}
+
+impl Drop for Closer {
+    fn drop(&mut self) {
+        let threads = {
+            let mut bg = self.inner.bg.lock();
+            bg.shutting_down = true;
+            self.inner.closing.store(true, Ordering::Relaxed);
+            self.inner.bg_cv.notify_all();
+            std::mem::take(&mut bg.threads)
+        };
+        for t in threads {
+            let _ = t.join();
+        }
+        if let Err(e) = self.inner.sync_wal() {
+            tracing::warn!(error = %e, "syncing the WAL at close failed");
+        }
+    }
+}
+
+/// Starts the background threads.
+pub(crate) fn start(inner: &Arc<DbInner>) -> Arc<Closer> {
+    let mut threads = Vec::new();
+    for i in 0..inner.opts.max_background_jobs {
+        let db = Arc::clone(inner);
+        let spawned = std::thread::Builder::new().name(format!("strata-bg-{i}")).spawn(move || db.background_loop());
+        match spawned {
+            Ok(t) => threads.push(t),
+            Err(e) => tracing::error!(error = %e, "could not start a background thread"),
+        }
+    }
+    inner.bg.lock().threads = threads;
+    inner.bg_cv.notify_all();
+    Arc::new(Closer { inner: Arc::clone(inner) })
+}
+
+impl DbInner {
+    fn background_loop(&self) {
+        loop {
+            let work = {
+                let mut bg = self.bg.lock();
+                loop {
+                    if bg.shutting_down {
+                        return;
+                    }
+                    if let Some(w) = self.next_work(&mut bg) {
+                        break w;
+                    }
+                    self.bg_cv.wait(&mut bg);
+                }
+            };
+            let (result, what) = match work {
+                Work::Flush => (self.flush_oldest(), "flush"),
+                Work::Compact(c) => (self.run_compaction(&c, false), "compaction"),
+            };
+            let mut bg = self.bg.lock();
+            match what {
+                "flush" => bg.flushing = false,
+                _ => bg.compacting = false,
+            }
+            if let Err(e) = result {
+                if !matches!(e, Error::Closed) {
+                    tracing::error!(error = %e, what, "background job failed; database is now read-only");
+                    bg.error.get_or_insert(e);
+                }
+            }
+            self.bg_cv.notify_all();
+        }
+    }
+
+    fn next_work(&self, bg: &mut BgState) -> Option<Work> {
+        if bg.error.is_some() {
+            return None;
+        }
+        if !bg.flushing && !bg.imm_queue.is_empty() {
+            bg.flushing = true;
+            return Some(Work::Flush);
+        }
+        if !bg.compacting && bg.manual_waiting == 0 {
+            let c = picker::pick(&self.super_version.load().version, &self.opts)?;
+            bg.compacting = true;
+            return Some(Work::Compact(c));
+        }
+        None
+    }
+
+    /// Records a failure that makes the database read-only.
+    pub(crate) fn set_background_error(&self, e: &Error, what: &str) {
+        tracing::error!(error = %e, what, "database is now read-only");
+        self.bg.lock().error.get_or_insert_with(|| Error::Background(format!("{what}: {e}")));
+        self.bg_cv.notify_all();
+    }
+
+    /// The error that made the database read-only, if any.
+    pub(crate) fn background_error(&self) -> Option<Error> {
+        self.bg.lock().error.as_ref().map(|e| match e {
+            Error::Background(_) => e.duplicate(),
+            other => Error::Background(other.to_string()),
+        })
+    }
+
+    /// Flushes the oldest immutable memtable to an L0 table.
+    fn flush_oldest(&self) -> Result<()> {
+        let (mem, next_log) = {
+            let bg = self.bg.lock();
+            let e = bg.imm_queue.front().ok_or(Error::Closed)?;
+            (Arc::clone(&e.mem), e.next_log)
+        };
+        let start = Instant::now();
+        let spec = OutputSpec {
+            level: 0,
+            max_file_size: u64::MAX,
+            bottommost: false,
+            snapshots: self.snapshots.sequences(),
+            relocate_blob_files: HashSet::new(),
+        };
+        let mut input = mem.iter();
+        let out = job::run(self, &mut input, &spec)?;
+        let mut edit = edit_for(&out, 0);
+        edit.log_number = Some(next_log);
+        edit.last_sequence = Some(self.last_sequence.load(Ordering::Acquire));
+        self.stats.flush_bytes.fetch_add(out.bytes_written, Ordering::Relaxed);
+        self.stats.flushes.fetch_add(1, Ordering::Relaxed);
+        self.install(edit, |bg, sv, version| {
+            bg.imm_queue.pop_front();
+            let imm = sv.imm.iter().filter(|m| !Arc::ptr_eq(m, &mem)).cloned().collect();
+            SuperVersion { mem: Arc::clone(&sv.mem), imm, version }
+        })?;
+        tracing::debug!(tables = out.tables.len(), bytes = out.bytes_written, ms = start.elapsed().as_millis() as u64, "flush done");
+        self.delete_obsolete_files();
+        Ok(())
+    }
+
+    /// Applies `edit` to the MANIFEST and publishes a new super version built by `make`.
+    fn install(
+        &self,
+        edit: VersionEdit,
+        make: impl FnOnce(&mut BgState, &SuperVersion, Arc<Version>) -> SuperVersion,
+    ) -> Result<()> {
+        let (deleted_tables, deleted_blobs): (Vec<u64>, Vec<u64>) =
+            (edit.deleted_files.iter().map(|&(_, n)| n).collect(), edit.deleted_blob_files.clone());
+        let mut versions = self.versions.lock();
+        let version = versions.log_and_apply(edit)?;
+        let mut bg = self.bg.lock();
+        let sv = self.super_version.load();
+        let next = make(&mut bg, &sv, version);
+        self.super_version.store(Arc::new(next));
+        bg.obsolete_tables.extend(deleted_tables);
+        bg.obsolete_blobs.extend(deleted_blobs);
+        self.bg_cv.notify_all();
+        Ok(())
+    }
+
+    /// Runs one compaction; `manual` relocates every blob file that holds any garbage.
+    pub(crate) fn run_compaction(&self, c: &Compaction, manual: bool) -> Result<()> {
+        let start = Instant::now();
+        let mut edit = VersionEdit::default();
+        for (level, f) in c.all_inputs() {
+            edit.deleted_files.push((level as u32, f.number));
+        }
+        if c.trivial_move {
+            for f in &c.inputs {
+                edit.new_files.push((c.output_level as u32, (**f).clone()));
+            }
+            self.stats.trivial_moves.fetch_add(1, Ordering::Relaxed);
+        } else {
+            let version = self.super_version.load().version.clone();
+            let spec = OutputSpec {
+                level: c.output_level,
+                max_file_size: self.opts.target_file_size,
+                bottommost: c.bottommost,
+                snapshots: self.snapshots.sequences(),
+                relocate_blob_files: blob_files_to_relocate(&version, self.opts.blob_gc_age_cutoff, manual),
+            };
+            let mut input = self.compaction_input(c)?;
+            let out = job::run(self, &mut input, &spec)?;
+            let out_edit = edit_for(&out, c.output_level);
+            edit.new_files.extend(out_edit.new_files);
+            edit.new_blob_files.extend(out_edit.new_blob_files);
+            edit.blob_garbage.extend(out_edit.blob_garbage);
+            edit.deleted_blob_files = fully_garbage_blob_files(&version, &edit.blob_garbage);
+            self.stats.compaction_bytes_read.fetch_add(c.input_bytes(), Ordering::Relaxed);
+            self.stats.compaction_bytes_written.fetch_add(out.bytes_written, Ordering::Relaxed);
+        }
+        self.stats.compactions.fetch_add(1, Ordering::Relaxed);
+        self.install(edit, |_, sv, version| SuperVersion {
+            mem: Arc::clone(&sv.mem),
+            imm: sv.imm.clone(),
+            version,
+        })?;
+        tracing::debug!(level = c.level, output_level = c.output_level, trivial = c.trivial_move,
+            ms = start.elapsed().as_millis() as u64, "compaction done");
+        self.delete_obsolete_files();
+        Ok(())
+    }
+
+    fn compaction_input(&self, c: &Compaction) -> Result<MergingIterator> {
+        let mut children: Vec<Box<dyn InternalIterator>> = Vec::new();
+        for (_, f) in c.all_inputs() {
+            children.push(Box::new(self.table_cache.table(f.number)?.iter(false)));
+        }
+        Ok(MergingIterator::new(children))
+    }
+
+    /// Deletes files no version references any more: flushed WALs, old MANIFESTs, and tables
+    /// and blob files removed by compaction once no reader holds a version that lists them.
+    pub(crate) fn delete_obsolete_files(&self) {
+        let (live_tables, live_blobs, log_number, manifest) = {
+            let v = self.versions.lock();
+            let (t, b) = v.live_files();
+            (t, b, v.log_number(), v.manifest_number())
+        };
+        let (tables, blobs) = {
+            let mut bg = self.bg.lock();
+            let tables: Vec<u64> = std::mem::take(&mut bg.obsolete_tables);
+            let blobs: Vec<u64> = std::mem::take(&mut bg.obsolete_blobs);
+            let (dead_t, keep_t): (Vec<u64>, Vec<u64>) = tables.into_iter().partition(|n| !live_tables.contains(n));
+            let (dead_b, keep_b): (Vec<u64>, Vec<u64>) = blobs.into_iter().partition(|n| !live_blobs.contains(n));
+            bg.obsolete_tables = keep_t;
+            bg.obsolete_blobs = keep_b;
+            (dead_t, dead_b)
+        };
+        for n in tables {
+            self.table_cache.evict(n);
+            self.remove(&filenames::table(&self.dir, n));
+        }
+        for n in blobs {
+            self.table_cache.evict(n);
+            self.remove(&filenames::blob(&self.dir, n));
+        }
+        let Ok(names) = self.fs.list_dir(&self.dir) else { return };
+        for name in names {
+            let stale = match filenames::parse(&name) {
+                Some((filenames::FileKind::Wal, n)) => n < log_number,
+                Some((filenames::FileKind::Manifest, n)) => n < manifest,
+                _ => false,
+            };
+            if stale {
+                self.remove(&self.dir.join(&name));
+            }
+        }
+    }
+
+    fn remove(&self, path: &std::path::Path) {
+        if let Err(e) = self.fs.remove_file(path) {
+            tracing::warn!(error = %e, "could not delete an obsolete file");
+        }
+    }
+
+    /// Switches the memtable (if it holds anything) and waits until every immutable memtable is
+    /// flushed.
+    pub(crate) fn flush_and_wait(&self) -> Result<()> {
+        {
+            let mut leader = self.leader.lock();
+            if let Some(e) = self.background_error() {
+                return Err(e);
+            }
+            if !leader.mem.is_empty() {
+                self.switch_memtable(&mut leader)?;
+            }
+        }
+        let mut bg = self.bg.lock();
+        while !bg.imm_queue.is_empty() {
+            if let Some(e) = &bg.error {
+                return Err(Error::Background(e.to_string()));
+            }
+            if bg.shutting_down {
+                return Err(Error::Closed);
+            }
+            self.bg_cv.wait(&mut bg);
+        }
+        Ok(())
+    }
+
+    /// Compacts every level's files overlapping `[start, end]` into the level below, top-down,
+    /// until the data sits in the last level.
+    pub(crate) fn compact_range(&self, start: Option<&[u8]>, end: Option<&[u8]>) -> Result<()> {
+        {
+            let mut bg = self.bg.lock();
+            bg.manual_waiting += 1;
+            while bg.compacting && bg.error.is_none() {
+                self.bg_cv.wait(&mut bg);
+            }
+            bg.manual_waiting -= 1;
+            if let Some(e) = &bg.error {
+                return Err(Error::Background(e.to_string()));
+            }
+            bg.compacting = true;
+        }
+        let result = self.compact_levels(start, end);
+        let mut bg = self.bg.lock();
+        bg.compacting = false;
+        self.bg_cv.notify_all();
+        if let Err(e) = &result {
+            if !matches!(e, Error::Closed) {
+                bg.error.get_or_insert(e.duplicate());
+            }
+        }
+        result
+    }
+
+    fn compact_levels(&self, start: Option<&[u8]>, end: Option<&[u8]>) -> Result<()> {
+        let last = NUM_LEVELS - 1;
+        for level in 0..last {
+            let version = self.super_version.load().version.clone();
+            let inputs = if level == 0 { version.files[0].clone() } else { version.overlapping(level, start, end) };
+            if inputs.is_empty() {
+                continue;
+            }
+            if let Some(c) = picker::compaction_for(&version, level, level + 1, inputs) {
+                self.run_compaction(&c, false)?;
+            }
+        }
+        // Rewrite the last level in place so tombstones and blob garbage are dropped.
+        let version = self.super_version.load().version.clone();
+        let inputs = version.overlapping(last, start, end);
+        if !inputs.is_empty() {
+            if let Some(mut c) = picker::compaction_for(&version, last, last, inputs) {
+                c.trivial_move = false;
+                self.run_compaction(&c, true)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+fn edit_for(out: &Outputs, level: usize) -> VersionEdit {
+    let mut edit = VersionEdit::default();
+    for t in &out.tables {
+        edit.new_files.push((level as u32, t.clone()));
+    }
+    edit.new_blob_files = out.blob_files.clone();
+    edit.blob_garbage = out.garbage.iter().map(|(&n, &(c, b))| (n, c, b)).collect();
+    edit
+}
+
+/// Blob files whose live values a compaction should rewrite: for a manual compaction every file
+/// holding garbage, otherwise files in the oldest `age_cutoff` fraction that are at least a
+/// quarter garbage, and any file that is mostly garbage.
+fn blob_files_to_relocate(v: &Version, age_cutoff: f64, manual: bool) -> HashSet<u64> {
+    let n = v.blob_files.len();
+    let old = (n as f64 * age_cutoff).ceil() as usize;
+    v.blob_files
+        .values()
+        .enumerate()
+        .filter(|(i, s)| {
+            let ratio = s.garbage_bytes as f64 / s.meta.total_bytes.max(1) as f64;
+            (manual && s.garbage_count > 0) || ratio >= 0.75 || (*i < old && ratio >= 0.25)
+        })
+        .map(|(_, s)| s.meta.number)
+        .collect()
+}
+
+/// Blob files that become entirely garbage once `garbage` is added.
+fn fully_garbage_blob_files(v: &Version, garbage: &[(u64, u64, u64)]) -> Vec<u64> {
+    garbage
+        .iter()
+        .filter(|&&(n, count, _)| v.blob_files.get(&n).is_some_and(|s| s.garbage_count + count >= s.meta.total_count))
+        .map(|&(n, _, _)| n)
+        .collect()
+}

@@ -1,0 +1,387 @@
+//! The user-facing iterator. It merges every memtable and file of one pinned `SuperVersion` and
+//! turns the stream of internal entries into user entries: hides versions newer than its
+//! sequence number, shadowed versions and tombstones, folds merge operands, reads blob values,
+//! and honours bounds (a prefix becomes a pair of bounds).
+//!
+//! Invariant, moving forward: the internal iterator sits just after the current user key's
+//! entries. Moving backward: just before them. A direction change re-seeks to restore it.
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use super::{DbInner, SuperVersion};
+use crate::error::{Error, Result};
+use crate::iter::level::{LevelIterator, TableOpener};
+use crate::iter::merging::MergingIterator;
+use crate::iter::InternalIterator;
+use crate::key::{self, SeqNo, ValueKind, MAX_SEQ};
+use crate::options::{ReadOptions, NUM_LEVELS};
+use crate::snapshot::Snapshot;
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Direction {
+    Forward,
+    Reverse,
+}
+
+/// An iterator over user keys and values. Not positioned until a `seek*` call. After it becomes
+/// invalid, check [`DbIterator::status`] to tell the end from an error.
+pub struct DbIterator {
+    db: Arc<DbInner>,
+    iter: MergingIterator,
+    seq: SeqNo,
+    lower: Option<Vec<u8>>,
+    upper: Option<Vec<u8>>,
+    direction: Direction,
+    valid: bool,
+    key: Vec<u8>,
+    value: Vec<u8>,
+    error: Option<Error>,
+    _pinned: Arc<SuperVersion>,
+    _snapshot: Option<Snapshot>,
+}
+
+/// The smallest key greater than every key starting with `prefix`, if one exists.
+fn prefix_successor(prefix: &[u8]) -> Option<Vec<u8>> {
+    let mut s = prefix.to_vec();
+    while let Some(last) = s.pop() {
+        if last != 0xff {
+            s.push(last + 1);
+            return Some(s);
+        }
+    }
+    None
+}
+
+fn tighter<'a>(a: Option<Vec<u8>>, b: Option<Vec<u8>>, pick_max: bool) -> Option<Vec<u8>> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(if (a > b) == pick_max { a } else { b }),
+        (a, b) => a.or(b),
+    }
+}
+
+impl DbIterator {
+    pub(crate) fn new(db: Arc<DbInner>, opts: &ReadOptions) -> Result<Self> {
+        let pinned = db.super_version.load_full();
+        let seq = match &opts.snapshot {
+            Some(s) => s.sequence(),
+            None => db.last_sequence.load(Ordering::Acquire),
+        };
+        let iter = MergingIterator::new(children(&db, &pinned, opts.fill_cache)?);
+        let prefix_upper = opts.prefix.as_deref().and_then(prefix_successor);
+        Ok(Self {
+            iter,
+            seq,
+            lower: tighter(opts.lower_bound.clone(), opts.prefix.clone(), true),
+            upper: tighter(opts.upper_bound.clone(), prefix_upper, false),
+            direction: Direction::Forward,
+            valid: false,
+            key: Vec::new(),
+            value: Vec::new(),
+            error: None,
+            _pinned: pinned,
+            _snapshot: opts.snapshot.clone(),
+            db,
+        })
+    }
+
+    /// True when positioned at an entry.
+    pub fn valid(&self) -> bool {
+        self.valid
+    }
+
+    /// The current key. Requires `valid()`.
+    pub fn key(&self) -> &[u8] {
+        &self.key
+    }
+
+    /// The current value. Requires `valid()`.
+    pub fn value(&self) -> &[u8] {
+        &self.value
+    }
+
+    /// The first error met, if any.
+    pub fn status(&self) -> Result<()> {
+        match &self.error {
+            Some(e) => Err(e.duplicate()),
+            None => self.iter.status(),
+        }
+    }
+
+    /// Positions at the first key.
+    pub fn seek_to_first(&mut self) {
+        match self.lower.clone() {
+            Some(lower) => self.seek(&lower),
+            None => {
+                self.iter.seek_to_first();
+                self.direction = Direction::Forward;
+                self.find_next_user_entry();
+            }
+        }
+    }
+
+    /// Positions at the last key.
+    pub fn seek_to_last(&mut self) {
+        match self.upper.clone() {
+            Some(upper) => self.seek_before(&upper),
+            None => {
+                self.iter.seek_to_last();
+                self.direction = Direction::Reverse;
+                self.find_prev_user_entry();
+            }
+        }
+    }
+
+    /// Positions at the first key `>= target`.
+    pub fn seek(&mut self, target: &[u8]) {
+        let target = match &self.lower {
+            Some(lower) if target < lower.as_slice() => lower.clone(),
+            _ => target.to_vec(),
+        };
+        self.iter.seek(&key::seek_key(&target, MAX_SEQ));
+        self.direction = Direction::Forward;
+        self.find_next_user_entry();
+    }
+
+    /// Positions at the last key `<= target`.
+    pub fn seek_for_prev(&mut self, target: &[u8]) {
+        if let Some(upper) = self.upper.clone() {
+            if target >= upper.as_slice() {
+                return self.seek_before(&upper);
+            }
+        }
+        self.iter.seek_for_prev(&key::make_internal_key(target, 0, ValueKind::Delete));
+        self.direction = Direction::Reverse;
+        self.find_prev_user_entry();
+    }
+
+    /// Positions at the last key `< bound`.
+    fn seek_before(&mut self, bound: &[u8]) {
+        self.iter.seek(&key::seek_key(bound, MAX_SEQ));
+        if self.iter.valid() {
+            self.iter.prev();
+        } else if self.iter.status().is_ok() {
+            self.iter.seek_to_last();
+        }
+        self.direction = Direction::Reverse;
+        self.find_prev_user_entry();
+    }
+
+    /// Moves to the next key. Requires `valid()`.
+    pub fn next(&mut self) {
+        if !self.valid {
+            return;
+        }
+        if self.direction == Direction::Reverse {
+            self.iter.seek(&key::seek_key(&self.key, MAX_SEQ));
+            self.skip_current_user_key();
+            self.direction = Direction::Forward;
+        }
+        self.find_next_user_entry();
+    }
+
+    /// Moves to the previous key. Requires `valid()`.
+    pub fn prev(&mut self) {
+        if !self.valid {
+            return;
+        }
+        if self.direction == Direction::Forward {
+            self.iter.seek(&key::seek_key(&self.key, MAX_SEQ));
+            if self.iter.valid() {
+                self.iter.prev();
+            } else if self.iter.status().is_ok() {
+                self.iter.seek_to_last();
+            }
+            self.direction = Direction::Reverse;
+        }
+        self.find_prev_user_entry();
+    }
+
+    fn skip_current_user_key(&mut self) {
+        while self.iter.valid() && key::user_key(self.iter.key()) == self.key.as_slice() {
+            self.iter.next();
+        }
+    }
+
+    fn fail(&mut self, e: Error) {
+        self.error.get_or_insert(e);
+        self.valid = false;
+    }
+
+    /// Finds the next visible user entry at or after the internal position.
+    fn find_next_user_entry(&mut self) {
+        self.valid = false;
+        while self.iter.valid() {
+            let Some(p) = key::parse(self.iter.key()) else {
+                return self.fail(Error::corruption("undecodable internal key in iterator"));
+            };
+            if p.seq > self.seq {
+                self.iter.next();
+                continue;
+            }
+            if self.upper.as_deref().is_some_and(|u| p.user_key >= u) {
+                return;
+            }
+            self.key.clear();
+            self.key.extend_from_slice(p.user_key);
+            let kind = p.kind;
+            let outcome = self.collect_forward(kind);
+            self.skip_current_user_key();
+            match outcome {
+                Ok(true) => {
+                    self.valid = true;
+                    return;
+                }
+                Ok(false) => {}
+                Err(e) => return self.fail(e),
+            }
+        }
+    }
+
+    /// At the newest visible entry of `self.key`: computes its value. Returns false for a
+    /// deleted key. Leaves the internal iterator somewhere within the key's entries.
+    fn collect_forward(&mut self, kind: ValueKind) -> Result<bool> {
+        match kind {
+            ValueKind::Delete => Ok(false),
+            ValueKind::Put => {
+                self.value.clear();
+                self.value.extend_from_slice(self.iter.value());
+                Ok(true)
+            }
+            ValueKind::Blob => {
+                self.value = self.db.read_blob(&self.key, self.iter.value())?;
+                Ok(true)
+            }
+            ValueKind::Merge => {
+                let mut operands = vec![self.iter.value().to_vec()];
+                let mut base = None;
+                self.iter.next();
+                while self.iter.valid() {
+                    let Some(p) = key::parse(self.iter.key()) else {
+                        return Err(Error::corruption("undecodable internal key in iterator"));
+                    };
+                    if p.user_key != self.key.as_slice() {
+                        break;
+                    }
+                    match p.kind {
+                        ValueKind::Merge => operands.push(self.iter.value().to_vec()),
+                        ValueKind::Put => {
+                            base = Some(self.iter.value().to_vec());
+                            break;
+                        }
+                        ValueKind::Blob => {
+                            base = Some(self.db.read_blob(&self.key, self.iter.value())?);
+                            break;
+                        }
+                        ValueKind::Delete => break,
+                    }
+                    self.iter.next();
+                }
+                self.value = self.db.full_merge(&self.key, base.as_deref(), operands.iter().rev().map(Vec::as_slice))?;
+                Ok(true)
+            }
+        }
+    }
+
+    /// Finds the previous visible user entry ending at the internal position.
+    fn find_prev_user_entry(&mut self) {
+        self.valid = false;
+        while self.iter.valid() {
+            let uk = key::user_key(self.iter.key()).to_vec();
+            if self.lower.as_deref().is_some_and(|l| uk.as_slice() < l) {
+                return;
+            }
+            match self.collect_backward(&uk) {
+                Ok(Some(value)) => {
+                    self.key = uk;
+                    self.value = value;
+                    self.valid = true;
+                    return;
+                }
+                Ok(None) => {}
+                Err(e) => return self.fail(e),
+            }
+        }
+    }
+
+    /// Walks `uk`'s entries oldest to newest (moving backward) and computes its visible value.
+    fn collect_backward(&mut self, uk: &[u8]) -> Result<Option<Vec<u8>>> {
+        enum Base {
+            Absent,
+            Inline(Vec<u8>),
+            Blob(Vec<u8>),
+        }
+        let mut base = Base::Absent;
+        let mut operands: Vec<Vec<u8>> = Vec::new();
+        let mut visible = false;
+        while self.iter.valid() {
+            let Some(p) = key::parse(self.iter.key()) else {
+                return Err(Error::corruption("undecodable internal key in iterator"));
+            };
+            if p.user_key != uk {
+                break;
+            }
+            if p.seq <= self.seq {
+                visible = true;
+                let v = self.iter.value();
+                match p.kind {
+                    ValueKind::Put => (base, operands) = (Base::Inline(v.to_vec()), Vec::new()),
+                    ValueKind::Blob => (base, operands) = (Base::Blob(v.to_vec()), Vec::new()),
+                    ValueKind::Delete => (base, operands) = (Base::Absent, Vec::new()),
+                    ValueKind::Merge => operands.push(v.to_vec()),
+                }
+            }
+            self.iter.prev();
+        }
+        if !visible {
+            return Ok(None);
+        }
+        let base = match base {
+            Base::Absent => None,
+            Base::Inline(v) => Some(v),
+            Base::Blob(ptr) => Some(self.db.read_blob(uk, &ptr)?),
+        };
+        if operands.is_empty() {
+            return Ok(base);
+        }
+        self.db.full_merge(uk, base.as_deref(), operands.iter().map(Vec::as_slice)).map(Some)
+    }
+}
+
+/// The internal iterators of every memtable and file in `sv`, newest first.
+fn children(db: &Arc<DbInner>, sv: &SuperVersion, fill_cache: bool) -> Result<Vec<Box<dyn InternalIterator>>> {
+    let mut out: Vec<Box<dyn InternalIterator>> = Vec::new();
+    out.push(Box::new(sv.mem.iter()));
+    for imm in &sv.imm {
+        out.push(Box::new(imm.iter()));
+    }
+    for f in &sv.version.files[0] {
+        let table = db.table_cache.table(f.number)?;
+        out.push(Box::new(table.iter(fill_cache)));
+    }
+    let weak = Arc::downgrade(db);
+    let open: TableOpener = Arc::new(move |f| {
+        let db = weak.upgrade().ok_or(Error::Closed)?;
+        let table = db.table_cache.table(f.number)?;
+        Ok(Box::new(table.iter(fill_cache)) as Box<dyn InternalIterator>)
+    });
+    for level in 1..NUM_LEVELS {
+        let files = &sv.version.files[level];
+        if !files.is_empty() {
+            out.push(Box::new(LevelIterator::new(files.clone(), Arc::clone(&open))));
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prefix_successor_handles_ff() {
+        assert_eq!(prefix_successor(b"ab"), Some(b"ac".to_vec()));
+        assert_eq!(prefix_successor(b"a\xff"), Some(b"b".to_vec()));
+        assert_eq!(prefix_successor(b"\xff\xff"), None);
+    }
+}

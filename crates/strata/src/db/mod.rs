@@ -1,0 +1,188 @@
+//! The database handle: ties the WAL, memtables, version set, caches and background work together
+//! and exposes the public API. Submodules own one concern each: `open` (recovery phases), `write`
+//! (group commit and backpressure), `read` (point lookups), `background` (flush, compaction
+//! scheduling, obsolete files), `db_iter` (user iterators), `properties` (statistics).
+//!
+//! Reads never take a lock: the current memtables and version are published together as one
+//! immutable [`SuperVersion`] behind an atomic pointer (arc-swap). Lock order when several are
+//! held: `leader` → `versions` → `bg`.
+
+mod background;
+mod db_iter;
+pub mod filenames;
+mod open;
+mod properties;
+mod read;
+mod table_cache;
+mod write;
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+
+use arc_swap::ArcSwap;
+use parking_lot::{Condvar, Mutex};
+
+pub use db_iter::DbIterator;
+pub use properties::Stats;
+
+use crate::batch::WriteBatch;
+use crate::error::{Error, Result};
+use crate::fs::{FileLock, FileSystem};
+use crate::key::SeqNo;
+use crate::memtable::MemTable;
+use crate::options::{Options, ReadOptions, WriteOptions};
+use crate::snapshot::{Snapshot, SnapshotList};
+use crate::version::set::VersionSet;
+use crate::version::version::Version;
+use table_cache::TableCache;
+
+/// The memtables and files a reader needs, published atomically as one unit.
+pub(crate) struct SuperVersion {
+    /// The mutable memtable.
+    pub mem: Arc<MemTable>,
+    /// Immutable memtables waiting for flush, newest first.
+    pub imm: Vec<Arc<MemTable>>,
+    /// The files.
+    pub version: Arc<Version>,
+}
+
+/// State shared by the handle and the background threads.
+pub(crate) struct DbInner {
+    pub dir: PathBuf,
+    pub opts: Options,
+    pub fs: Arc<dyn FileSystem>,
+    pub table_cache: TableCache,
+    pub versions: Mutex<VersionSet>,
+    pub super_version: ArcSwap<SuperVersion>,
+    /// The last sequence number visible to readers.
+    pub last_sequence: AtomicU64,
+    pub snapshots: Arc<SnapshotList>,
+    pub write_queue: write::WriteQueue,
+    pub leader: Mutex<write::LeaderState>,
+    pub bg: Mutex<background::BgState>,
+    pub bg_cv: Condvar,
+    pub stats: Stats,
+    /// Set when the last handle is dropped, so long jobs can stop early.
+    pub closing: AtomicBool,
+    pub(crate) _lock: Box<dyn FileLock>,
+}
+
+/// An open database. Cheap to clone; all clones share one engine, which closes (stopping
+/// background work and syncing the WAL) when the last clone is dropped or [`Db::close`] is called.
+/// `Db` is `Send + Sync`.
+#[derive(Clone)]
+pub struct Db {
+    inner: Arc<DbInner>,
+    closer: Arc<background::Closer>,
+}
+
+impl std::fmt::Debug for Db {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Db").field("path", &self.inner.dir).finish()
+    }
+}
+
+impl Db {
+    /// Opens (or with `create_if_missing`, creates) the database at `path`.
+    ///
+    /// # Errors
+    /// `InvalidArgument` for a bad option or a path that is not a directory, `NotADatabase` when
+    /// no database exists and `create_if_missing` is off, `AlreadyExists` with `error_if_exists`,
+    /// `Locked` when another handle has it open, `Corruption` when its files are damaged.
+    pub fn open(path: impl AsRef<Path>, opts: Options) -> Result<Db> {
+        let inner = open::open(path.as_ref(), opts)?;
+        let closer = background::start(&inner);
+        Ok(Db { inner, closer })
+    }
+
+    /// Sets `key` to `value`.
+    pub fn put(&self, opts: &WriteOptions, key: &[u8], value: &[u8]) -> Result<()> {
+        let mut b = WriteBatch::new();
+        b.put(key, value);
+        self.write(opts, b)
+    }
+
+    /// Deletes `key` (a no-op if absent).
+    pub fn delete(&self, opts: &WriteOptions, key: &[u8]) -> Result<()> {
+        let mut b = WriteBatch::new();
+        b.delete(key);
+        self.write(opts, b)
+    }
+
+    /// Adds a merge operand for `key`; requires `Options::merge_operator`.
+    pub fn merge(&self, opts: &WriteOptions, key: &[u8], operand: &[u8]) -> Result<()> {
+        let mut b = WriteBatch::new();
+        b.merge(key, operand);
+        self.write(opts, b)
+    }
+
+    /// Applies `batch` atomically: after a crash either all of it or none of it is present.
+    pub fn write(&self, opts: &WriteOptions, batch: WriteBatch) -> Result<()> {
+        batch.validate()?;
+        if self.inner.opts.merge_operator.is_none() && batch.has_merge() {
+            return Err(Error::InvalidArgument("merge needs Options::merge_operator".into()));
+        }
+        if batch.is_empty() {
+            return Ok(());
+        }
+        self.inner.write(opts, batch)
+    }
+
+    /// The newest value of `key` visible to `opts.snapshot` (or the latest state).
+    pub fn get(&self, opts: &ReadOptions, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        self.inner.get(opts, key)
+    }
+
+    /// An iterator over the database as of `opts.snapshot` (or now), honouring bounds and prefix.
+    /// It starts unpositioned: call a `seek*` method first.
+    pub fn iter(&self, opts: &ReadOptions) -> Result<DbIterator> {
+        DbIterator::new(Arc::clone(&self.inner), opts)
+    }
+
+    /// A consistent point-in-time view for reads and iterators.
+    pub fn snapshot(&self) -> Snapshot {
+        self.inner.snapshots.acquire(self.inner.last_sequence.load(Ordering::Acquire))
+    }
+
+    /// Flushes the memtable to an SST file and waits until it is done.
+    pub fn flush(&self) -> Result<()> {
+        self.inner.flush_and_wait()
+    }
+
+    /// Compacts every file overlapping `[start, end]` (None = unbounded) down to the last level.
+    pub fn compact_range(&self, start: Option<&[u8]>, end: Option<&[u8]>) -> Result<()> {
+        self.inner.flush_and_wait()?;
+        self.inner.compact_range(start, end)
+    }
+
+    /// A named property: `strata.stats`, `strata.levelstats`, `strata.num-files-at-level<N>`,
+    /// `strata.estimate-pending-compaction-bytes`, `strata.block-cache-usage`,
+    /// `strata.total-sst-files-size`, `strata.total-blob-file-size`, `strata.background-error`.
+    pub fn property(&self, name: &str) -> Option<String> {
+        self.inner.property(name)
+    }
+
+    /// Counters of work done since open.
+    pub fn stats(&self) -> &Stats {
+        &self.inner.stats
+    }
+
+    /// The last sequence number assigned to a write.
+    pub fn latest_sequence(&self) -> SeqNo {
+        self.inner.last_sequence.load(Ordering::Acquire)
+    }
+
+    /// The directory of this database.
+    pub fn path(&self) -> &Path {
+        &self.inner.dir
+    }
+
+    /// Stops background work, syncs the WAL and releases the lock once every clone is gone.
+    /// Returns the background error, if one put the database into read-only mode.
+    pub fn close(self) -> Result<()> {
+        let err = self.inner.background_error();
+        drop(self);
+        err.map_or(Ok(()), Err)
+    }
+}

@@ -1,0 +1,220 @@
+//! Opening a database, in named phases: check the path and options, take the lock, create or
+//! recover the version set from CURRENT and the MANIFEST, check the files it lists, replay the
+//! WALs newer than the last flush into memtables and flush them to L0, then start a fresh WAL and
+//! delete what no longer belongs. Nothing is written until recovery has read everything.
+
+use std::collections::HashSet;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+
+use arc_swap::ArcSwap;
+use parking_lot::{Condvar, Mutex};
+
+use super::background::BgState;
+use super::filenames::{self, FileKind};
+use super::properties::Stats;
+use super::table_cache::TableCache;
+use super::write::{LeaderState, WriteQueue};
+use super::{DbInner, SuperVersion};
+use crate::batch::DecodedBatch;
+use crate::compaction::job::{self, OutputSpec};
+use crate::error::{Error, Result};
+use crate::fs::FileSystem;
+use crate::memtable::MemTable;
+use crate::options::Options;
+use crate::snapshot::SnapshotList;
+use crate::sst::BlockCache;
+use crate::version::edit::VersionEdit;
+use crate::version::set::VersionSet;
+use crate::wal::{LogReader, LogWriter};
+
+pub(crate) fn open(path: &Path, opts: Options) -> Result<Arc<DbInner>> {
+    opts.validate()?;
+    let fs = Arc::clone(&opts.fs);
+    prepare_directory(fs.as_ref(), path, &opts)?;
+    let lock = fs.lock(&path.join(filenames::LOCK))?;
+    let mut versions = load_or_create(fs.as_ref(), path, &opts)?;
+    check_listed_files(fs.as_ref(), path, &versions)?;
+    let wals = wals_to_replay(fs.as_ref(), path, &mut versions)?;
+
+    let wal_number = versions.new_file_number();
+    let wal_file = fs.create(&filenames::wal(path, wal_number))?;
+    fs.sync_dir(path)?;
+    let block_cache = (opts.cache_size > 0).then(|| Arc::new(BlockCache::new(opts.cache_size)));
+    let mem = Arc::new(MemTable::new());
+    let last_seq = versions.last_sequence();
+    let inner = Arc::new(DbInner {
+        dir: path.to_path_buf(),
+        table_cache: TableCache::new(path.to_path_buf(), Arc::clone(&fs), opts.max_open_files, block_cache),
+        super_version: ArcSwap::from_pointee(SuperVersion {
+            mem: Arc::clone(&mem),
+            imm: Vec::new(),
+            version: versions.current(),
+        }),
+        versions: Mutex::new(versions),
+        last_sequence: AtomicU64::new(last_seq),
+        snapshots: Arc::new(SnapshotList::default()),
+        write_queue: WriteQueue::default(),
+        leader: Mutex::new(LeaderState::new(LogWriter::new(wal_file), wal_number, mem)),
+        bg: Mutex::new(BgState::default()),
+        bg_cv: Condvar::new(),
+        stats: Stats::default(),
+        closing: AtomicBool::new(false),
+        fs,
+        opts,
+        _lock: lock,
+    });
+    replay_wals(&inner, &wals, wal_number)?;
+    inner.delete_obsolete_files();
+    remove_orphans(&inner)?;
+    Ok(inner)
+}
+
+/// Checks that `path` is (or can become) a database directory.
+fn prepare_directory(fs: &dyn FileSystem, path: &Path, opts: &Options) -> Result<()> {
+    match fs.is_dir(path)? {
+        Some(true) => Ok(()),
+        Some(false) => Err(Error::InvalidArgument(format!("{} exists and is not a directory", path.display()))),
+        None if opts.create_if_missing => fs.create_dir_all(path),
+        None => Err(Error::NotADatabase(path.to_path_buf())),
+    }
+}
+
+fn load_or_create(fs: &dyn FileSystem, path: &Path, opts: &Options) -> Result<VersionSet> {
+    let fs_arc = Arc::clone(&opts.fs);
+    let exists = fs.is_dir(&path.join(filenames::CURRENT))?.is_some();
+    if exists {
+        if opts.error_if_exists {
+            return Err(Error::AlreadyExists(path.to_path_buf()));
+        }
+        let recovered = VersionSet::recover(path, fs_arc)?;
+        tracing::info!(manifest = recovered.manifest_number, "recovered version set");
+        return Ok(recovered.set);
+    }
+    let names = fs.list_dir(path)?;
+    if names.iter().any(|n| matches!(filenames::parse(n), Some((FileKind::Manifest, _)))) {
+        return Err(Error::corruption(format!(
+            "{} has MANIFEST files but no CURRENT file; refusing to start an empty database over it",
+            path.display()
+        )));
+    }
+    if !opts.create_if_missing {
+        return Err(Error::NotADatabase(path.to_path_buf()));
+    }
+    VersionSet::create(path, fs_arc)
+}
+
+/// Every table and blob file the MANIFEST lists must exist with the recorded size.
+fn check_listed_files(fs: &dyn FileSystem, path: &Path, versions: &VersionSet) -> Result<()> {
+    let v = versions.current();
+    let tables = v.files.iter().flatten().map(|f| (filenames::table(path, f.number), f.file_size));
+    let blobs = v.blob_files.values().map(|b| (filenames::blob(path, b.meta.number), b.meta.file_size));
+    for (file, size) in tables.chain(blobs) {
+        match fs.file_size(&file) {
+            Ok(actual) if actual == size => {}
+            Ok(actual) => {
+                return Err(Error::corruption(format!(
+                    "{} is {actual} bytes, the MANIFEST says {size}",
+                    file.display()
+                )))
+            }
+            Err(e) => return Err(Error::corruption(format!("{} is listed but unreadable: {e}", file.display()))),
+        }
+    }
+    Ok(())
+}
+
+/// WAL numbers at or above the MANIFEST's log number, ascending; marks every file number seen.
+fn wals_to_replay(fs: &dyn FileSystem, path: &Path, versions: &mut VersionSet) -> Result<Vec<u64>> {
+    let mut wals = Vec::new();
+    for name in fs.list_dir(path)? {
+        if let Some((kind, n)) = filenames::parse(&name) {
+            versions.mark_file_number_used(n);
+            if kind == FileKind::Wal && n >= versions.log_number() {
+                wals.push(n);
+            }
+        }
+    }
+    wals.sort_unstable();
+    Ok(wals)
+}
+
+/// Replays `wals` into memtables, flushing each to L0, then records that they are obsolete.
+fn replay_wals(db: &Arc<DbInner>, wals: &[u64], new_wal: u64) -> Result<()> {
+    let mut mem = Arc::new(MemTable::new());
+    let mut edit = VersionEdit::default();
+    let mut max_seq = db.last_sequence.load(Ordering::Relaxed);
+    for &number in wals {
+        let file = db.fs.open_sequential(&filenames::wal(&db.dir, number))?;
+        let mut reader = LogReader::new(file, db.opts.skip_corrupted_wal_records);
+        while let Some(record) = reader.read_record().map_err(|e| wal_error(number, e))? {
+            let batch = DecodedBatch::decode(&record).map_err(|e| wal_error(number, e))?;
+            let mut seq = batch.first_seq;
+            for rec in batch.records() {
+                let (kind, key, value) = rec.map_err(|e| wal_error(number, e))?;
+                mem.add(seq, kind, key, value);
+                seq += 1;
+            }
+            max_seq = max_seq.max(seq.saturating_sub(1));
+            if mem.approximate_memory_usage() >= db.opts.write_buffer_size {
+                flush_recovered(db, &mem, &mut edit)?;
+                mem = Arc::new(MemTable::new());
+            }
+        }
+        if reader.tail_dropped_bytes() > 0 {
+            tracing::warn!(wal = number, bytes = reader.tail_dropped_bytes(), "dropped a torn WAL tail");
+        }
+    }
+    if !mem.is_empty() {
+        flush_recovered(db, &mem, &mut edit)?;
+    }
+    db.last_sequence.store(max_seq, Ordering::Release);
+    edit.log_number = Some(new_wal);
+    edit.last_sequence = Some(max_seq);
+    let version = db.versions.lock().log_and_apply(edit)?;
+    let sv = db.super_version.load();
+    db.super_version.store(Arc::new(SuperVersion { mem: Arc::clone(&sv.mem), imm: Vec::new(), version }));
+    Ok(())
+}
+
+fn wal_error(number: u64, e: Error) -> Error {
+    match e {
+        Error::Corruption(m) => Error::Corruption(format!("WAL {number:06}.log: {m}")),
+        other => other,
+    }
+}
+
+fn flush_recovered(db: &DbInner, mem: &Arc<MemTable>, edit: &mut VersionEdit) -> Result<()> {
+    let spec = OutputSpec {
+        level: 0,
+        max_file_size: u64::MAX,
+        bottommost: false,
+        snapshots: Vec::new(),
+        relocate_blob_files: HashSet::new(),
+    };
+    let out = job::run(db, &mut mem.iter(), &spec)?;
+    edit.new_files.extend(out.tables.into_iter().map(|t| (0, t)));
+    edit.new_blob_files.extend(out.blob_files);
+    db.stats.flush_bytes.fetch_add(out.bytes_written, Ordering::Relaxed);
+    Ok(())
+}
+
+/// Removes tables and blob files no version lists (left by a crash during flush or compaction),
+/// and temporary files from interrupted atomic writes.
+fn remove_orphans(db: &DbInner) -> Result<()> {
+    let (tables, blobs) = db.versions.lock().live_files();
+    for name in db.fs.list_dir(&db.dir)? {
+        let orphan = match filenames::parse(&name) {
+            Some((FileKind::Table, n)) => !tables.contains(&n),
+            Some((FileKind::Blob, n)) => !blobs.contains(&n),
+            Some((FileKind::Temp, _)) => true,
+            _ => false,
+        };
+        if orphan {
+            tracing::info!(file = %name, "removing a file no version refers to");
+            db.fs.remove_file(&db.dir.join(&name))?;
+        }
+    }
+    Ok(())
+}

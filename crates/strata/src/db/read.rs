@@ -1,0 +1,160 @@
+//! Point lookups. A get pins the current `SuperVersion` (one atomic load, no lock), then asks each
+//! source newest to oldest: the mutable memtable, the immutable memtables, L0 files newest first,
+//! then at most one file per deeper level. The first Put, Blob pointer or Delete visible at the
+//! read's sequence number decides; merge operands met on the way are collected and folded onto it.
+
+use std::sync::atomic::Ordering;
+
+use super::DbInner;
+use crate::blob::BlobPointer;
+use crate::error::{Error, Result};
+use crate::key::{self, ValueKind};
+use crate::options::{ReadOptions, NUM_LEVELS};
+
+/// What the newest visible entry of a key turned out to be.
+pub(crate) enum Base {
+    /// An inline value.
+    Value(Vec<u8>),
+    /// A value in a blob file (the encoded pointer).
+    Blob(Vec<u8>),
+    /// A tombstone, or no entry at all.
+    Absent,
+}
+
+/// The state of one lookup as it visits sources newest to oldest.
+pub(crate) struct Lookup<'k> {
+    user_key: &'k [u8],
+    /// Merge operands, newest first.
+    operands: Vec<Vec<u8>>,
+    base: Option<Base>,
+    error: Option<Error>,
+}
+
+impl<'k> Lookup<'k> {
+    pub fn new(user_key: &'k [u8]) -> Self {
+        Self { user_key, operands: Vec::new(), base: None, error: None }
+    }
+
+    pub fn done(&self) -> bool {
+        self.base.is_some() || self.error.is_some()
+    }
+
+    /// Visits one entry at or after the seek key; returns whether to look at the next one.
+    pub fn visit(&mut self, ikey: &[u8], value: &[u8]) -> bool {
+        let Some(parsed) = key::parse(ikey) else {
+            self.error = Some(Error::corruption("undecodable internal key"));
+            return false;
+        };
+        if parsed.user_key != self.user_key {
+            return false;
+        }
+        match parsed.kind {
+            ValueKind::Put => self.base = Some(Base::Value(value.to_vec())),
+            ValueKind::Blob => self.base = Some(Base::Blob(value.to_vec())),
+            ValueKind::Delete => self.base = Some(Base::Absent),
+            ValueKind::Merge => {
+                self.operands.push(value.to_vec());
+                return true;
+            }
+        }
+        false
+    }
+
+    fn take_error(&mut self) -> Result<()> {
+        self.error.take().map_or(Ok(()), Err)
+    }
+}
+
+impl DbInner {
+    pub(crate) fn get(&self, opts: &ReadOptions, user_key: &[u8]) -> Result<Option<Vec<u8>>> {
+        let seq = match &opts.snapshot {
+            Some(s) => s.sequence(),
+            None => self.last_sequence.load(Ordering::Acquire),
+        };
+        let sv = self.super_version.load();
+        let lookup_key = key::seek_key(user_key, seq);
+        let mut lookup = Lookup::new(user_key);
+        let mut visit = |k: &[u8], v: &[u8]| lookup.visit(k, v);
+        sv.mem.get(&lookup_key, &mut visit);
+        for imm in &sv.imm {
+            if lookup.done() {
+                break;
+            }
+            let mut visit = |k: &[u8], v: &[u8]| lookup.visit(k, v);
+            imm.get(&lookup_key, &mut visit);
+        }
+        if !lookup.done() {
+            self.get_from_files(&sv.version, &lookup_key, opts.fill_cache, &mut lookup)?;
+        }
+        lookup.take_error()?;
+        self.stats.gets.fetch_add(1, Ordering::Relaxed);
+        self.resolve(user_key, lookup)
+    }
+
+    fn get_from_files(
+        &self,
+        version: &crate::version::version::Version,
+        lookup_key: &[u8],
+        fill_cache: bool,
+        lookup: &mut Lookup<'_>,
+    ) -> Result<()> {
+        let user_key = key::user_key(lookup_key);
+        for f in &version.files[0] {
+            if key::user_key(&f.smallest) > user_key || key::user_key(&f.largest) < user_key {
+                continue;
+            }
+            let table = self.table_cache.table(f.number)?;
+            table.get(lookup_key, fill_cache, &mut |k, v| lookup.visit(k, v))?;
+            if lookup.done() {
+                return Ok(());
+            }
+        }
+        for level in 1..NUM_LEVELS {
+            let Some(f) = version.find_file(level, user_key) else { continue };
+            let table = self.table_cache.table(f.number)?;
+            table.get(lookup_key, fill_cache, &mut |k, v| lookup.visit(k, v))?;
+            if lookup.done() {
+                return Ok(());
+            }
+        }
+        Ok(())
+    }
+
+    /// Turns a finished lookup into the user's value: reads a blob, folds merge operands.
+    fn resolve(&self, user_key: &[u8], lookup: Lookup<'_>) -> Result<Option<Vec<u8>>> {
+        let base = match lookup.base {
+            Some(Base::Value(v)) => Some(v),
+            Some(Base::Blob(ptr)) => Some(self.read_blob(user_key, &ptr)?),
+            Some(Base::Absent) | None => None,
+        };
+        if lookup.operands.is_empty() {
+            return Ok(base);
+        }
+        self.full_merge(user_key, base.as_deref(), lookup.operands.iter().rev().map(Vec::as_slice)).map(Some)
+    }
+
+    /// Reads the value an encoded blob pointer refers to.
+    pub(crate) fn read_blob(&self, user_key: &[u8], encoded: &[u8]) -> Result<Vec<u8>> {
+        let ptr = BlobPointer::decode(encoded)?;
+        let reader = self.table_cache.blob(ptr.file_number)?;
+        self.stats.blob_reads.fetch_add(1, Ordering::Relaxed);
+        reader.get(&ptr, user_key)
+    }
+
+    /// Applies merge operands (oldest first) to `base` with the configured operator.
+    pub(crate) fn full_merge<'a>(
+        &self,
+        user_key: &[u8],
+        base: Option<&[u8]>,
+        operands_oldest_first: impl Iterator<Item = &'a [u8]>,
+    ) -> Result<Vec<u8>> {
+        let op = self
+            .opts
+            .merge_operator
+            .as_ref()
+            .ok_or_else(|| Error::Merge("merge operands found but no merge operator is configured".into()))?;
+        let operands: Vec<&[u8]> = operands_oldest_first.collect();
+        op.full_merge(user_key, base, &operands)
+            .ok_or_else(|| Error::Merge(format!("operator {} failed on key {:?}", op.name(), user_key)))
+    }
+}

@@ -1,0 +1,259 @@
+//! The write path: group commit and backpressure.
+//!
+//! Writers queue up; the writer at the front becomes the leader, takes every compatible write
+//! behind it (same `disable_wal`, at most `MAX_GROUP_BYTES`), assigns consecutive sequence
+//! numbers, appends ONE WAL record for the whole group, issues at most one fdatasync (if any
+//! member asked for `sync`), inserts into the memtable, publishes the new last sequence, and wakes
+//! the group. WAL order = sequence order = visibility order. Only the leader touches the WAL and
+//! the mutable memtable, under `leader`. The WAL record format is the write batch format with the
+//! group's first sequence number and total count in the header.
+
+use std::collections::VecDeque;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use parking_lot::{Condvar, Mutex};
+
+use super::{DbInner, SuperVersion};
+use crate::batch::{WriteBatch, HEADER_LEN};
+use crate::db::filenames;
+use crate::error::{Error, Result};
+use crate::memtable::MemTable;
+use crate::options::WriteOptions;
+use crate::wal::LogWriter;
+
+/// A group is cut once it holds this many bytes, bounding the latency a leader adds.
+const MAX_GROUP_BYTES: usize = 1 << 20;
+
+/// Write rate allowed at the start of the slowdown range; it falls towards `MIN_DELAYED_RATE`
+/// as L0 or pending compaction bytes approach the stop thresholds.
+const MAX_DELAYED_RATE: f64 = 64.0 * 1024.0 * 1024.0;
+const MIN_DELAYED_RATE: f64 = 1024.0 * 1024.0;
+
+pub(crate) struct Writer {
+    batch: WriteBatch,
+    opts: WriteOptions,
+    result: Mutex<Option<Result<()>>>,
+}
+
+/// Writers waiting for (or being served by) a leader.
+#[derive(Default)]
+pub(crate) struct WriteQueue {
+    queue: Mutex<VecDeque<Arc<Writer>>>,
+    cv: Condvar,
+}
+
+/// What only the current leader touches.
+pub(crate) struct LeaderState {
+    pub wal: LogWriter,
+    pub wal_number: u64,
+    pub mem: Arc<MemTable>,
+    scratch: Vec<u8>,
+    delay_debt: Duration,
+}
+
+impl LeaderState {
+    pub fn new(wal: LogWriter, wal_number: u64, mem: Arc<MemTable>) -> Self {
+        Self { wal, wal_number, mem, scratch: Vec::new(), delay_debt: Duration::ZERO }
+    }
+}
+
+impl DbInner {
+    pub(crate) fn write(&self, opts: &WriteOptions, batch: WriteBatch) -> Result<()> {
+        let me = Arc::new(Writer { batch, opts: *opts, result: Mutex::new(None) });
+        let mut queue = self.write_queue.queue.lock();
+        queue.push_back(Arc::clone(&me));
+        loop {
+            if let Some(r) = me.result.lock().take() {
+                return r;
+            }
+            if queue.front().is_some_and(|f| Arc::ptr_eq(f, &me)) {
+                break;
+            }
+            self.write_queue.cv.wait(&mut queue);
+        }
+        let group = collect_group(&queue);
+        drop(queue);
+
+        let result = self.write_group(&group);
+
+        let mut queue = self.write_queue.queue.lock();
+        for w in &group {
+            queue.pop_front();
+            if !Arc::ptr_eq(w, &me) {
+                *w.result.lock() = Some(result.as_ref().map(|_| ()).map_err(Error::duplicate));
+            }
+        }
+        self.write_queue.cv.notify_all();
+        drop(queue);
+        result
+    }
+
+    fn write_group(&self, group: &[Arc<Writer>]) -> Result<()> {
+        let mut leader = self.leader.lock();
+        let group_bytes: usize = group.iter().map(|w| w.batch.size_in_bytes()).sum();
+        self.make_room_for_write(&mut leader, group_bytes)?;
+        let first_seq = self.last_sequence.load(Ordering::Relaxed) + 1;
+        let count: u64 = group.iter().map(|w| w.batch.len() as u64).sum();
+        let leader = &mut *leader;
+        if !group[0].opts.disable_wal {
+            encode_group(&mut leader.scratch, first_seq, count, group);
+            let sync = group.iter().any(|w| w.opts.sync);
+            if let Err(e) = self.append_wal(leader, sync) {
+                self.set_background_error(&e, "WAL write");
+                return Err(e);
+            }
+        }
+        let mut seq = first_seq;
+        for w in group {
+            for rec in w.batch.records() {
+                let (kind, key, value) = rec?;
+                leader.mem.add(seq, kind, key, value);
+                seq += 1;
+            }
+        }
+        self.last_sequence.store(seq - 1, Ordering::Release);
+        self.stats.add_user_write(count, group_bytes as u64);
+        Ok(())
+    }
+
+    fn append_wal(&self, leader: &mut LeaderState, sync: bool) -> Result<()> {
+        leader.wal.add_record(&leader.scratch)?;
+        self.stats.wal_bytes.fetch_add(leader.scratch.len() as u64, Ordering::Relaxed);
+        if sync {
+            leader.wal.sync()?;
+            self.stats.wal_syncs.fetch_add(1, Ordering::Relaxed);
+        }
+        Ok(())
+    }
+
+    /// Waits or slows down until the mutable memtable has room, switching it when full.
+    fn make_room_for_write(&self, leader: &mut LeaderState, bytes: usize) -> Result<()> {
+        let mut delayed = false;
+        loop {
+            if let Some(e) = self.background_error() {
+                return Err(e);
+            }
+            let sv = self.super_version.load();
+            let pressure = self.write_pressure(&sv);
+            if !delayed && pressure > 0.0 && pressure < 1.0 {
+                self.delay_write(leader, bytes, pressure);
+                delayed = true;
+                continue;
+            }
+            let full = leader.mem.approximate_memory_usage() >= self.opts.write_buffer_size;
+            if !full {
+                return Ok(());
+            }
+            if sv.imm.len() + 1 >= self.opts.max_write_buffer_number || pressure >= 1.0 {
+                self.stall_until_background_progress(&sv);
+                continue;
+            }
+            return self.switch_memtable(leader);
+        }
+    }
+
+    /// 0 below the slowdown thresholds, 1 at or above a stop threshold, linear in between.
+    fn write_pressure(&self, sv: &SuperVersion) -> f64 {
+        let o = &self.opts;
+        let l0 = sv.version.files[0].len();
+        let l0_pressure = if l0 < o.level0_slowdown_trigger {
+            0.0
+        } else {
+            let span = (o.level0_stop_trigger - o.level0_slowdown_trigger).max(1) as f64;
+            ((l0 - o.level0_slowdown_trigger) as f64 / span).max(f64::EPSILON)
+        };
+        let pending = crate::compaction::picker::pending_compaction_bytes(&sv.version, o);
+        let pending_pressure = if pending < o.soft_pending_compaction_bytes {
+            0.0
+        } else {
+            let span = (o.hard_pending_compaction_bytes - o.soft_pending_compaction_bytes).max(1) as f64;
+            ((pending - o.soft_pending_compaction_bytes) as f64 / span).max(f64::EPSILON)
+        };
+        l0_pressure.max(pending_pressure).min(1.0)
+    }
+
+    /// Charges `bytes` against a write rate that shrinks with pressure; sleeps once the debt
+    /// reaches a millisecond, so slowdowns are smooth rather than a sleep per write.
+    fn delay_write(&self, leader: &mut LeaderState, bytes: usize, pressure: f64) {
+        let rate = MAX_DELAYED_RATE * (1.0 - pressure) + MIN_DELAYED_RATE;
+        leader.delay_debt += Duration::from_secs_f64(bytes as f64 / rate);
+        if leader.delay_debt >= Duration::from_millis(1) {
+            let start = Instant::now();
+            std::thread::sleep(leader.delay_debt);
+            leader.delay_debt = Duration::ZERO;
+            self.stats.add_stall(start.elapsed(), false);
+        }
+    }
+
+    fn stall_until_background_progress(&self, seen: &SuperVersion) {
+        let start = Instant::now();
+        let mut bg = self.bg.lock();
+        let unchanged = std::ptr::eq(&**self.super_version.load(), seen);
+        if unchanged && bg.error.is_none() && !bg.shutting_down {
+            self.bg_cv.wait_for(&mut bg, Duration::from_millis(100));
+        }
+        drop(bg);
+        self.stats.add_stall(start.elapsed(), true);
+    }
+
+    /// Turns the mutable memtable into an immutable one with a fresh WAL, and schedules a flush.
+    pub(crate) fn switch_memtable(&self, leader: &mut LeaderState) -> Result<()> {
+        let number = self.versions.lock().new_file_number();
+        let path = filenames::wal(&self.dir, number);
+        let created = self.fs.create(&path).and_then(|f| self.fs.sync_dir(&self.dir).map(|_| f));
+        let file = match created {
+            Ok(f) => f,
+            Err(e) => {
+                self.set_background_error(&e, "creating a WAL");
+                return Err(e);
+            }
+        };
+        let old_mem = std::mem::replace(&mut leader.mem, Arc::new(MemTable::new()));
+        leader.wal = LogWriter::new(file);
+        leader.wal_number = number;
+        let mut bg = self.bg.lock();
+        bg.imm_queue.push_back(super::background::ImmEntry { mem: Arc::clone(&old_mem), next_log: number });
+        let sv = self.super_version.load();
+        let mut imm = Vec::with_capacity(sv.imm.len() + 1);
+        imm.push(old_mem);
+        imm.extend(sv.imm.iter().cloned());
+        self.super_version.store(Arc::new(SuperVersion {
+            mem: Arc::clone(&leader.mem),
+            imm,
+            version: Arc::clone(&sv.version),
+        }));
+        self.bg_cv.notify_all();
+        Ok(())
+    }
+
+    /// Syncs the WAL (used at close so `sync=false` writes also survive power loss after close).
+    pub(crate) fn sync_wal(&self) -> Result<()> {
+        self.leader.lock().wal.sync()
+    }
+}
+
+fn collect_group(queue: &VecDeque<Arc<Writer>>) -> Vec<Arc<Writer>> {
+    let first = &queue[0];
+    let mut bytes = 0;
+    let mut group = Vec::new();
+    for w in queue {
+        if w.opts.disable_wal != first.opts.disable_wal || (bytes > 0 && bytes + w.batch.size_in_bytes() > MAX_GROUP_BYTES) {
+            break;
+        }
+        bytes += w.batch.size_in_bytes();
+        group.push(Arc::clone(w));
+    }
+    group
+}
+
+fn encode_group(dst: &mut Vec<u8>, first_seq: u64, count: u64, group: &[Arc<Writer>]) {
+    dst.clear();
+    dst.extend_from_slice(&first_seq.to_le_bytes());
+    dst.extend_from_slice(&(count as u32).to_le_bytes());
+    debug_assert_eq!(dst.len(), HEADER_LEN);
+    for w in group {
+        dst.extend_from_slice(w.batch.body());
+    }
+}
