@@ -57,10 +57,7 @@ impl BlobPointer {
             return Err(Error::corruption("blob pointer: truncated or malformed varint"));
         };
         if !r.is_empty() {
-            return Err(Error::corruption(format!(
-                "blob pointer: {} trailing bytes",
-                r.remaining().len()
-            )));
+            return Err(Error::corruption(format!("blob pointer: {} trailing bytes", r.remaining().len())));
         }
         Ok(BlobPointer { file_number, offset, size })
     }
@@ -90,7 +87,11 @@ pub fn decode_header(h: &[u8], file_number: u64) -> Result<Compression> {
     }
     let version = r.u32().ok_or_else(|| bad("is truncated".into()))?;
     if version > FORMAT_VERSION {
-        return Err(Error::UnsupportedVersion { what: "blob file", found: version, supported: FORMAT_VERSION });
+        return Err(Error::UnsupportedVersion {
+            what: "blob file",
+            found: version,
+            supported: FORMAT_VERSION,
+        });
     }
     let (Some(body), Some(stored)) = (h.get(..HEADER_LEN - 4), h.get(HEADER_LEN - 4..HEADER_LEN)) else {
         return Err(bad("is truncated".into()));
@@ -101,7 +102,8 @@ pub fn decode_header(h: &[u8], file_number: u64) -> Result<Compression> {
     if version == 0 {
         return Err(bad("has format version 0".into()));
     }
-    let compression = r.u8().and_then(Compression::from_u8).ok_or_else(|| bad("has unknown compression".into()))?;
+    let compression =
+        r.u8().and_then(Compression::from_u8).ok_or_else(|| bad("has unknown compression".into()))?;
     let found = r.bytes(3).and(r.u64()).ok_or_else(|| bad("is truncated".into()))?;
     if found != file_number {
         return Err(bad(format!("names file {found}")));

@@ -56,7 +56,8 @@ impl BlobReader {
     /// `user_key`: a stale or misdirected pointer is corruption, never someone else's value.
     pub fn get(&self, ptr: &BlobPointer, user_key: &[u8]) -> Result<Vec<u8>> {
         self.check_pointer(ptr)?;
-        let size = usize::try_from(ptr.size).map_err(|_| self.corrupt(ptr.offset, "record size too large"))?;
+        let size =
+            usize::try_from(ptr.size).map_err(|_| self.corrupt(ptr.offset, "record size too large"))?;
         let mut rec = vec![0u8; size];
         self.file.read_exact_at(ptr.offset, &mut rec)?;
         let view = format::parse_record(&rec).map_err(|why| self.corrupt(ptr.offset, why))?;
@@ -138,7 +139,9 @@ impl BlobReader {
         self.file.read_exact_at(self.data_end, &mut raw)?;
         let footer = Footer::decode(&raw).map_err(|e| self.corrupt(self.data_end, &e.to_string()))?;
         if footer != seen {
-            return Err(self.corrupt(self.data_end, &format!("footer says {footer:?}, records add up to {seen:?}")));
+            return Err(
+                self.corrupt(self.data_end, &format!("footer says {footer:?}, records add up to {seen:?}"))
+            );
         }
         Ok(BlobFileMeta {
             number: self.file_number,

@@ -272,7 +272,12 @@ mod tests {
                     num_deletions: 3,
                 },
             )],
-            new_blob_files: vec![BlobFileMeta { number: 34, file_size: 1 << 30, total_count: 5, total_bytes: 99 }],
+            new_blob_files: vec![BlobFileMeta {
+                number: 34,
+                file_size: 1 << 30,
+                total_count: 5,
+                total_bytes: 99,
+            }],
             blob_garbage: vec![(20, 4, 4096)],
             deleted_blob_files: vec![19, 18],
         }
@@ -355,8 +360,8 @@ mod tests {
             vec(any::<(u64, u64, u64)>(), 0..3),
             vec(any::<u64>(), 0..3),
         )
-            .prop_map(|(comparator, nums, cursors, deleted, new_files, blobs, garbage, dead_blobs)| {
-                VersionEdit {
+            .prop_map(
+                |(comparator, nums, cursors, deleted, new_files, blobs, garbage, dead_blobs)| VersionEdit {
                     comparator,
                     log_number: nums[0],
                     next_file_number: nums[1],
@@ -375,8 +380,8 @@ mod tests {
                         .collect(),
                     blob_garbage: garbage,
                     deleted_blob_files: dead_blobs,
-                }
-            })
+                },
+            )
     }
 
     proptest! {

@@ -47,10 +47,21 @@ struct Problem {
 }
 
 enum Physical {
-    Fragment { kind: RecordType, offset: u64, start: usize, end: usize },
-    Bad { offset: u64, reason: &'static str, bytes: u64 },
+    Fragment {
+        kind: RecordType,
+        offset: u64,
+        start: usize,
+        end: usize,
+    },
+    Bad {
+        offset: u64,
+        reason: &'static str,
+        bytes: u64,
+    },
     /// End of file; `dropped` bytes at the end did not form a complete physical record.
-    End { dropped: u64 },
+    End {
+        dropped: u64,
+    },
 }
 
 impl LogReader {
@@ -207,7 +218,8 @@ impl LogReader {
     fn parse_physical(&mut self, avail: usize) -> Physical {
         let offset = self.block_start + self.pos as u64;
         let rest = self.block.get(self.pos..).unwrap_or_default();
-        let (Some(crc), Some(&[l0, l1, kind_byte])) = (coding::get_u32(rest), rest.get(4..HEADER_SIZE)) else {
+        let (Some(crc), Some(&[l0, l1, kind_byte])) = (coding::get_u32(rest), rest.get(4..HEADER_SIZE))
+        else {
             return self.bad(offset, "short header", self.block.len());
         };
         let end = self.pos + HEADER_SIZE + usize::from(u16::from_le_bytes([l0, l1]));
