@@ -1,0 +1,196 @@
+//! Reads values back from a finished blob file by pointer, and walks or verifies whole files for
+//! `strata check`, garbage collection and tests. This module must never return bytes that did not
+//! pass their checksum or that belong to a different key, and must never panic on any bytes.
+
+use std::sync::Arc;
+
+use super::format::{self, BlobPointer, Footer, RecordView, FLAG_COMPRESSED, FOOTER_LEN, HEADER_LEN};
+use crate::error::{Error, Result};
+use crate::fs::RandomAccessFile;
+use crate::options::Compression;
+use crate::util::compress::decompress;
+use crate::version::edit::BlobFileMeta;
+
+/// Bytes read at once while walking a file record by record.
+const WALK_CHUNK: usize = 1 << 20;
+
+/// An open blob file; shared by all readers (`get` takes `&self`).
+pub struct BlobReader {
+    file: Arc<dyn RandomAccessFile>,
+    file_number: u64,
+    compression: Compression,
+    /// End of the record area (start of the footer).
+    data_end: u64,
+}
+
+impl std::fmt::Debug for BlobReader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BlobReader")
+            .field("file_number", &self.file_number)
+            .field("compression", &self.compression)
+            .field("data_end", &self.data_end)
+            .finish_non_exhaustive()
+    }
+}
+
+impl BlobReader {
+    /// Opens blob file `file_number` and checks its header. A file from a newer format version
+    /// is `Error::UnsupportedVersion`; one too short to hold a header and footer is corruption.
+    pub fn open(file: Arc<dyn RandomAccessFile>, file_number: u64) -> Result<Self> {
+        let size = file.size();
+        if size < (HEADER_LEN + FOOTER_LEN) as u64 {
+            return Err(Error::corruption(format!("blob file {file_number}: {size} bytes is too short")));
+        }
+        let mut header = [0u8; HEADER_LEN];
+        file.read_exact_at(0, &mut header)?;
+        let compression = format::decode_header(&header, file_number)?;
+        Ok(Self { file, file_number, compression, data_end: size - FOOTER_LEN as u64 })
+    }
+
+    /// The compression of this file's records.
+    pub fn compression(&self) -> Compression {
+        self.compression
+    }
+
+    /// Reads the value `ptr` points to, checking that the record is intact and belongs to
+    /// `user_key`: a stale or misdirected pointer is corruption, never someone else's value.
+    pub fn get(&self, ptr: &BlobPointer, user_key: &[u8]) -> Result<Vec<u8>> {
+        self.check_pointer(ptr)?;
+        let size =
+            usize::try_from(ptr.size).map_err(|_| self.corrupt(ptr.offset, "record size too large"))?;
+        let mut rec = vec![0u8; size];
+        self.file.read_exact_at(ptr.offset, &mut rec)?;
+        let view = format::parse_record(&rec).map_err(|why| self.corrupt(ptr.offset, why))?;
+        if rec.get(view.key.clone()) != Some(user_key) {
+            return Err(self.corrupt(ptr.offset, "record belongs to a different key"));
+        }
+        self.take_value(rec, &view, ptr.offset)
+    }
+
+    fn check_pointer(&self, ptr: &BlobPointer) -> Result<()> {
+        if ptr.file_number != self.file_number {
+            return Err(self.corrupt(ptr.offset, &format!("pointer names blob file {}", ptr.file_number)));
+        }
+        let in_bounds = ptr.offset >= HEADER_LEN as u64
+            && ptr.size >= format::MIN_RECORD_LEN as u64
+            && ptr.offset.checked_add(ptr.size).is_some_and(|end| end <= self.data_end);
+        if !in_bounds {
+            return Err(self.corrupt(ptr.offset, &format!("pointer of size {} is out of bounds", ptr.size)));
+        }
+        Ok(())
+    }
+
+    /// Turns a checked record into its value, reusing the record buffer for raw values.
+    fn take_value(&self, mut rec: Vec<u8>, view: &RecordView, offset: u64) -> Result<Vec<u8>> {
+        if view.flags & FLAG_COMPRESSED == 0 {
+            rec.truncate(view.stored.end);
+            rec.drain(..view.stored.start);
+            return Ok(rec);
+        }
+        self.decompress(&rec, view, offset)
+    }
+
+    fn decompress(&self, rec: &[u8], view: &RecordView, offset: u64) -> Result<Vec<u8>> {
+        if self.compression == Compression::None {
+            return Err(self.corrupt(offset, "compressed record in an uncompressed file"));
+        }
+        let stored = rec.get(view.stored.clone()).unwrap_or_default();
+        let value = decompress(self.compression, stored, view.value_len)
+            .map_err(|e| self.corrupt(offset, &e.to_string()))?;
+        if value.len() != view.value_len {
+            return Err(self.corrupt(offset, "decompressed value has the wrong length"));
+        }
+        Ok(value)
+    }
+
+    /// Every record's key and pointer, in file order, with every record checksum verified.
+    pub fn records(&self) -> Result<Vec<(Vec<u8>, BlobPointer)>> {
+        let mut out = Vec::new();
+        self.walk(|rec, view, ptr| {
+            out.push((rec.get(view.key.clone()).unwrap_or_default().to_vec(), ptr));
+            Ok(())
+        })?;
+        Ok(out)
+    }
+
+    /// Calls `f(key, value, pointer)` for every record in file order (values decompressed).
+    pub fn for_each(&self, mut f: impl FnMut(&[u8], Vec<u8>, BlobPointer) -> Result<()>) -> Result<()> {
+        self.walk(|rec, view, ptr| {
+            let value = if view.flags & FLAG_COMPRESSED == 0 {
+                rec.get(view.stored.clone()).unwrap_or_default().to_vec()
+            } else {
+                self.decompress(rec, view, ptr.offset)?
+            };
+            f(rec.get(view.key.clone()).unwrap_or_default(), value, ptr)
+        })
+    }
+
+    /// Checks the whole file: every record's checksum and decompression, and the footer against
+    /// what the records add up to. Returns the file's metadata.
+    pub fn verify(&self) -> Result<BlobFileMeta> {
+        let mut seen = Footer::default();
+        self.for_each(|_, value, ptr| {
+            seen.record_count += 1;
+            seen.record_bytes += ptr.size;
+            seen.value_bytes += value.len() as u64;
+            Ok(())
+        })?;
+        let mut raw = [0u8; FOOTER_LEN];
+        self.file.read_exact_at(self.data_end, &mut raw)?;
+        let footer = Footer::decode(&raw).map_err(|e| self.corrupt(self.data_end, &e.to_string()))?;
+        if footer != seen {
+            return Err(
+                self.corrupt(self.data_end, &format!("footer says {footer:?}, records add up to {seen:?}"))
+            );
+        }
+        Ok(BlobFileMeta {
+            number: self.file_number,
+            file_size: self.data_end + FOOTER_LEN as u64,
+            total_count: footer.record_count,
+            total_bytes: footer.record_bytes,
+        })
+    }
+
+    /// Walks the record area, reading it in large chunks, and hands each checked record over.
+    fn walk(&self, mut f: impl FnMut(&[u8], &RecordView, BlobPointer) -> Result<()>) -> Result<()> {
+        let mut window = Window { start: 0, buf: Vec::new() };
+        let mut offset = HEADER_LEN as u64;
+        while offset < self.data_end {
+            let left = self.data_end - offset;
+            let prefix = window.get(self, offset, left.min(format::MAX_RECORD_PREFIX as u64))?;
+            let len = format::record_len(prefix)
+                .filter(|&n| n >= format::MIN_RECORD_LEN && n as u64 <= left)
+                .ok_or_else(|| self.corrupt(offset, "malformed record header"))?;
+            let rec = window.get(self, offset, len as u64)?;
+            let view = format::parse_record(rec).map_err(|why| self.corrupt(offset, why))?;
+            f(rec, &view, BlobPointer { file_number: self.file_number, offset, size: len as u64 })?;
+            offset += len as u64;
+        }
+        Ok(())
+    }
+
+    fn corrupt(&self, offset: u64, why: &str) -> Error {
+        Error::corruption(format!("blob file {} at offset {offset}: {why}", self.file_number))
+    }
+}
+
+/// A read-ahead buffer over the record area so walking costs one read per chunk, not per record.
+struct Window {
+    start: u64,
+    buf: Vec<u8>,
+}
+
+impl Window {
+    /// The `n` bytes at `offset`; the caller guarantees they lie within the record area.
+    fn get(&mut self, r: &BlobReader, offset: u64, n: u64) -> Result<&[u8]> {
+        let covered = offset >= self.start && offset + n <= self.start + self.buf.len() as u64;
+        if !covered {
+            let len = n.max(WALK_CHUNK as u64).min(r.data_end - offset);
+            self.buf.resize(len as usize, 0);
+            r.file.read_exact_at(offset, &mut self.buf)?;
+            self.start = offset;
+        }
+        let from = (offset - self.start) as usize;
+        Ok(self.buf.get(from..from + n as usize).unwrap_or_default())
+    }
+}

@@ -1,0 +1,408 @@
+//! [`VersionEdit`]: one MANIFEST record, a delta to the set of live SST and blob files, and its
+//! tag-based codec (after LevelDB's `version_edit.cc`). This module owns the byte format only; it
+//! must not interpret edits (applying them is the version set's job) and must never panic while
+//! decoding, whatever the bytes.
+
+use crate::error::{Error, Result};
+use crate::key::TRAILER_LEN;
+use crate::options::NUM_LEVELS;
+use crate::util::coding::{self, Reader};
+
+/// Field tags. Persisted: DO NOT CHANGE OR REUSE THE VALUES; a new field gets a new tag.
+mod tag {
+    pub const COMPARATOR: u64 = 1;
+    pub const LOG_NUMBER: u64 = 2;
+    pub const NEXT_FILE_NUMBER: u64 = 3;
+    pub const LAST_SEQUENCE: u64 = 4;
+    pub const COMPACT_CURSOR: u64 = 5;
+    pub const DELETED_FILE: u64 = 6;
+    pub const NEW_FILE: u64 = 7;
+    pub const NEW_BLOB_FILE: u64 = 8;
+    pub const BLOB_GARBAGE: u64 = 9;
+    pub const DELETED_BLOB_FILE: u64 = 10;
+}
+
+/// An SST file as the MANIFEST records it.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct FileMeta {
+    /// File number (names the file).
+    pub number: u64,
+    /// Size in bytes.
+    pub file_size: u64,
+    /// Smallest internal key in the file.
+    pub smallest: Vec<u8>,
+    /// Largest internal key in the file.
+    pub largest: Vec<u8>,
+    /// Smallest sequence number in the file.
+    pub smallest_seq: u64,
+    /// Largest sequence number in the file.
+    pub largest_seq: u64,
+    /// Entries in the file.
+    pub num_entries: u64,
+    /// Tombstones in the file.
+    pub num_deletions: u64,
+}
+
+/// A blob file as the MANIFEST records it.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct BlobFileMeta {
+    /// File number (names the file).
+    pub number: u64,
+    /// Size in bytes, header and footer included.
+    pub file_size: u64,
+    /// Records in the file.
+    pub total_count: u64,
+    /// Sum of the record sizes (the `size` of every pointer into the file).
+    pub total_bytes: u64,
+}
+
+/// One MANIFEST record: the changes from one version to the next.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct VersionEdit {
+    /// Name of the comparator the database was created with.
+    pub comparator: Option<String>,
+    /// WAL files with a smaller number are obsolete.
+    pub log_number: Option<u64>,
+    /// The next file number to hand out.
+    pub next_file_number: Option<u64>,
+    /// The last sequence number used.
+    pub last_sequence: Option<u64>,
+    /// (level, internal key) where the next compaction of that level starts.
+    pub compact_cursors: Vec<(u32, Vec<u8>)>,
+    /// (level, file number) of SST files removed.
+    pub deleted_files: Vec<(u32, u64)>,
+    /// (level, file) of SST files added.
+    pub new_files: Vec<(u32, FileMeta)>,
+    /// Blob files added.
+    pub new_blob_files: Vec<BlobFileMeta>,
+    /// (blob file, count, bytes) of records that became garbage.
+    pub blob_garbage: Vec<(u64, u64, u64)>,
+    /// Blob files removed.
+    pub deleted_blob_files: Vec<u64>,
+}
+
+impl VersionEdit {
+    /// Serializes the edit; fields appear in a fixed order, each preceded by its tag.
+    pub fn encode(&self) -> Vec<u8> {
+        let mut dst = Vec::with_capacity(64 + 64 * self.new_files.len());
+        if let Some(name) = &self.comparator {
+            coding::put_varint(&mut dst, tag::COMPARATOR);
+            coding::put_length_prefixed(&mut dst, name.as_bytes());
+        }
+        put_opt(&mut dst, tag::LOG_NUMBER, self.log_number);
+        put_opt(&mut dst, tag::NEXT_FILE_NUMBER, self.next_file_number);
+        put_opt(&mut dst, tag::LAST_SEQUENCE, self.last_sequence);
+        for (level, key) in &self.compact_cursors {
+            put_varints(&mut dst, &[tag::COMPACT_CURSOR, u64::from(*level)]);
+            coding::put_length_prefixed(&mut dst, key);
+        }
+        for &(level, number) in &self.deleted_files {
+            put_varints(&mut dst, &[tag::DELETED_FILE, u64::from(level), number]);
+        }
+        for (level, f) in &self.new_files {
+            encode_new_file(&mut dst, *level, f);
+        }
+        for b in &self.new_blob_files {
+            put_varints(&mut dst, &[tag::NEW_BLOB_FILE, b.number, b.file_size, b.total_count, b.total_bytes]);
+        }
+        for &(number, count, bytes) in &self.blob_garbage {
+            put_varints(&mut dst, &[tag::BLOB_GARBAGE, number, count, bytes]);
+        }
+        for &number in &self.deleted_blob_files {
+            put_varints(&mut dst, &[tag::DELETED_BLOB_FILE, number]);
+        }
+        dst
+    }
+
+    /// Parses an edit. Malformed input, an unknown tag, a level out of range or a key too short
+    /// to be an internal key is `Error::Corruption`.
+    pub fn decode(src: &[u8]) -> Result<VersionEdit> {
+        let mut edit = VersionEdit::default();
+        let mut r = Reader::new(src);
+        while !r.is_empty() {
+            let at = src.len() - r.remaining().len();
+            let t = r.varint().ok_or_else(|| bad(at, "truncated tag"))?;
+            edit.decode_field(t, &mut r).map_err(|what| bad(at, &what))?;
+        }
+        Ok(edit)
+    }
+
+    /// Decodes the field of tag `t`; a repeated single-valued field keeps the last value.
+    fn decode_field(&mut self, t: u64, r: &mut Reader<'_>) -> std::result::Result<(), String> {
+        let short = |field: &str| format!("truncated {field}");
+        match t {
+            tag::COMPARATOR => {
+                let name = r.length_prefixed().ok_or_else(|| short("comparator name"))?;
+                let name = std::str::from_utf8(name).map_err(|_| "comparator name is not UTF-8")?;
+                self.comparator = Some(name.to_owned());
+            }
+            tag::LOG_NUMBER => self.log_number = Some(r.varint().ok_or_else(|| short("log number"))?),
+            tag::NEXT_FILE_NUMBER => {
+                self.next_file_number = Some(r.varint().ok_or_else(|| short("next file number"))?)
+            }
+            tag::LAST_SEQUENCE => {
+                self.last_sequence = Some(r.varint().ok_or_else(|| short("last sequence"))?)
+            }
+            tag::COMPACT_CURSOR => {
+                let level = level(r)?;
+                let key = r.length_prefixed().ok_or_else(|| short("compact cursor"))?;
+                self.compact_cursors.push((level, key.to_vec()));
+            }
+            tag::DELETED_FILE => {
+                let level = level(r)?;
+                self.deleted_files.push((level, r.varint().ok_or_else(|| short("deleted file"))?));
+            }
+            tag::NEW_FILE => {
+                let level = level(r)?;
+                self.new_files.push((level, decode_new_file(r)?));
+            }
+            tag::NEW_BLOB_FILE => {
+                let [number, file_size, total_count, total_bytes] =
+                    varints(r).ok_or_else(|| short("new blob file"))?;
+                self.new_blob_files.push(BlobFileMeta { number, file_size, total_count, total_bytes });
+            }
+            tag::BLOB_GARBAGE => {
+                let [number, count, bytes] = varints(r).ok_or_else(|| short("blob garbage"))?;
+                self.blob_garbage.push((number, count, bytes));
+            }
+            tag::DELETED_BLOB_FILE => {
+                self.deleted_blob_files.push(r.varint().ok_or_else(|| short("deleted blob file"))?)
+            }
+            other => {
+                return Err(format!(
+                    "unknown tag {other} (written by a newer version of strata, or corrupted)"
+                ))
+            }
+        }
+        Ok(())
+    }
+}
+
+fn bad(at: usize, what: &str) -> Error {
+    Error::corruption(format!("version edit at byte {at}: {what}"))
+}
+
+fn put_opt(dst: &mut Vec<u8>, t: u64, v: Option<u64>) {
+    if let Some(v) = v {
+        put_varints(dst, &[t, v]);
+    }
+}
+
+fn put_varints(dst: &mut Vec<u8>, vs: &[u64]) {
+    for &v in vs {
+        coding::put_varint(dst, v);
+    }
+}
+
+fn varints<const N: usize>(r: &mut Reader<'_>) -> Option<[u64; N]> {
+    let mut out = [0u64; N];
+    for v in &mut out {
+        *v = r.varint()?;
+    }
+    Some(out)
+}
+
+fn level(r: &mut Reader<'_>) -> std::result::Result<u32, String> {
+    let level = r.varint32().ok_or("truncated or oversized level")?;
+    if level as usize >= NUM_LEVELS {
+        return Err(format!("level {level} out of range (max {})", NUM_LEVELS - 1));
+    }
+    Ok(level)
+}
+
+fn encode_new_file(dst: &mut Vec<u8>, level: u32, f: &FileMeta) {
+    put_varints(dst, &[tag::NEW_FILE, u64::from(level), f.number, f.file_size]);
+    coding::put_length_prefixed(dst, &f.smallest);
+    coding::put_length_prefixed(dst, &f.largest);
+    put_varints(dst, &[f.smallest_seq, f.largest_seq, f.num_entries, f.num_deletions]);
+}
+
+fn decode_new_file(r: &mut Reader<'_>) -> std::result::Result<FileMeta, String> {
+    let short = || "truncated new file".to_string();
+    let [number, file_size] = varints(r).ok_or_else(short)?;
+    let smallest = internal_key(r, "smallest")?;
+    let largest = internal_key(r, "largest")?;
+    let [smallest_seq, largest_seq, num_entries, num_deletions] = varints(r).ok_or_else(short)?;
+    Ok(FileMeta {
+        number,
+        file_size,
+        smallest,
+        largest,
+        smallest_seq,
+        largest_seq,
+        num_entries,
+        num_deletions,
+    })
+}
+
+/// Reads a key that must be long enough to carry an internal-key trailer, so later code can
+/// split it without checking again.
+fn internal_key(r: &mut Reader<'_>, which: &str) -> std::result::Result<Vec<u8>, String> {
+    let key = r.length_prefixed().ok_or_else(|| format!("truncated {which} key"))?;
+    if key.len() < TRAILER_LEN {
+        return Err(format!("{which} key of {} bytes is not an internal key", key.len()));
+    }
+    Ok(key.to_vec())
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    fn sample() -> VersionEdit {
+        VersionEdit {
+            comparator: Some("strata.bytewise".into()),
+            log_number: Some(12),
+            next_file_number: Some(40),
+            last_sequence: Some(1 << 50),
+            compact_cursors: vec![(1, b"cursor\x01\0\0\0\0\0\0\0".to_vec())],
+            deleted_files: vec![(0, 7), (6, 8)],
+            new_files: vec![(
+                2,
+                FileMeta {
+                    number: 33,
+                    file_size: 4 << 20,
+                    smallest: b"a\x01\0\0\0\0\0\0\x09".to_vec(),
+                    largest: b"z\x01\0\0\0\0\0\0\x10".to_vec(),
+                    smallest_seq: 9,
+                    largest_seq: 16,
+                    num_entries: 1000,
+                    num_deletions: 3,
+                },
+            )],
+            new_blob_files: vec![BlobFileMeta {
+                number: 34,
+                file_size: 1 << 30,
+                total_count: 5,
+                total_bytes: 99,
+            }],
+            blob_garbage: vec![(20, 4, 4096)],
+            deleted_blob_files: vec![19, 18],
+        }
+    }
+
+    #[test]
+    fn round_trip_sample_and_empty() {
+        for e in [sample(), VersionEdit::default()] {
+            assert_eq!(VersionEdit::decode(&e.encode()).unwrap(), e);
+        }
+        assert!(VersionEdit::default().encode().is_empty());
+    }
+
+    #[test]
+    fn unknown_tag_is_corruption_naming_a_newer_writer() {
+        let mut bytes = sample().encode();
+        coding::put_varint(&mut bytes, 99);
+        coding::put_varint(&mut bytes, 1);
+        let err = VersionEdit::decode(&bytes).unwrap_err();
+        assert!(err.is_corruption());
+        assert!(err.to_string().contains("newer version"), "{err}");
+    }
+
+    #[test]
+    fn level_out_of_range_is_corruption() {
+        let mut e = VersionEdit::default();
+        e.deleted_files.push((NUM_LEVELS as u32, 1));
+        let err = VersionEdit::decode(&e.encode()).unwrap_err();
+        assert!(err.to_string().contains("level 7 out of range"), "{err}");
+    }
+
+    #[test]
+    fn short_internal_key_is_corruption() {
+        let mut e = sample();
+        e.new_files[0].1.smallest = b"abc".to_vec();
+        assert!(VersionEdit::decode(&e.encode()).unwrap_err().is_corruption());
+    }
+
+    #[test]
+    fn every_truncation_is_corruption_or_a_prefix_edit() {
+        let bytes = sample().encode();
+        for cut in 0..bytes.len() {
+            // A cut on a field boundary is a valid (smaller) edit; anywhere else it must fail.
+            if let Ok(e) = VersionEdit::decode(&bytes[..cut]) {
+                assert_ne!(e, sample(), "cut {cut}");
+            }
+        }
+    }
+
+    fn ikey() -> impl Strategy<Value = Vec<u8>> {
+        proptest::collection::vec(any::<u8>(), TRAILER_LEN..40)
+    }
+
+    fn file_meta() -> impl Strategy<Value = FileMeta> {
+        (any::<[u64; 6]>(), ikey(), ikey()).prop_map(|(n, smallest, largest)| FileMeta {
+            number: n[0],
+            file_size: n[1],
+            smallest,
+            largest,
+            smallest_seq: n[2],
+            largest_seq: n[3],
+            num_entries: n[4],
+            num_deletions: n[5],
+        })
+    }
+
+    fn level_strategy() -> impl Strategy<Value = u32> {
+        0..NUM_LEVELS as u32
+    }
+
+    fn edit() -> impl Strategy<Value = VersionEdit> {
+        use proptest::collection::vec;
+        (
+            proptest::option::of(".{0,20}"),
+            any::<[Option<u64>; 3]>(),
+            vec((level_strategy(), vec(any::<u8>(), 0..30)), 0..3),
+            vec((level_strategy(), any::<u64>()), 0..4),
+            vec((level_strategy(), file_meta()), 0..4),
+            vec(any::<[u64; 4]>(), 0..3),
+            vec(any::<(u64, u64, u64)>(), 0..3),
+            vec(any::<u64>(), 0..3),
+        )
+            .prop_map(
+                |(comparator, nums, cursors, deleted, new_files, blobs, garbage, dead_blobs)| VersionEdit {
+                    comparator,
+                    log_number: nums[0],
+                    next_file_number: nums[1],
+                    last_sequence: nums[2],
+                    compact_cursors: cursors,
+                    deleted_files: deleted,
+                    new_files,
+                    new_blob_files: blobs
+                        .into_iter()
+                        .map(|b| BlobFileMeta {
+                            number: b[0],
+                            file_size: b[1],
+                            total_count: b[2],
+                            total_bytes: b[3],
+                        })
+                        .collect(),
+                    blob_garbage: garbage,
+                    deleted_blob_files: dead_blobs,
+                },
+            )
+    }
+
+    proptest! {
+        #[test]
+        fn random_edits_round_trip(e in edit()) {
+            prop_assert_eq!(VersionEdit::decode(&e.encode()).unwrap(), e);
+        }
+
+        #[test]
+        fn garbage_never_panics(bytes in proptest::collection::vec(any::<u8>(), 0..200)) {
+            let _ = VersionEdit::decode(&bytes);
+        }
+
+        #[test]
+        fn mutated_edits_never_panic(e in edit(), at in any::<usize>(), x in 1..=255u8) {
+            let mut bytes = e.encode();
+            if !bytes.is_empty() {
+                let i = at % bytes.len();
+                bytes[i] ^= x;
+            }
+            let _ = VersionEdit::decode(&bytes);
+        }
+    }
+}
