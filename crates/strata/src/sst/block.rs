@@ -237,8 +237,7 @@ impl BlockIter {
     }
 
     fn seek_to_restart_point(&mut self, index: usize) -> bool {
-        let Some(off) = self.block.restart_point(index).filter(|&o| o <= self.block.restarts_offset)
-        else {
+        let Some(off) = self.block.restart_point(index).filter(|&o| o <= self.block.restarts_offset) else {
             self.corrupt("bad restart point");
             return false;
         };

@@ -152,7 +152,8 @@ impl BloomFilter {
         if kind != Some(KIND_BLOCKED_BLOOM) {
             return Err(bad("unknown filter kind"));
         }
-        let num_probes = num_probes.filter(|&p| (1..=30).contains(&p)).ok_or_else(|| bad("bad probe count"))?;
+        let num_probes =
+            num_probes.filter(|&p| (1..=30).contains(&p)).ok_or_else(|| bad("bad probe count"))?;
         if (num_lines as usize).checked_mul(LINE_BYTES) != Some(body_len) {
             return Err(bad("size does not match line count"));
         }

@@ -32,7 +32,12 @@ pub struct TableBuilderOptions {
 
 impl Default for TableBuilderOptions {
     fn default() -> Self {
-        Self { block_size: 4096, restart_interval: 16, bloom_bits_per_key: 10, compression: Compression::None }
+        Self {
+            block_size: 4096,
+            restart_interval: 16,
+            bloom_bits_per_key: 10,
+            compression: Compression::None,
+        }
     }
 }
 

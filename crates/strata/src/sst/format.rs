@@ -85,8 +85,7 @@ fn block_error(file_number: u64, h: &BlockHandle, why: impl std::fmt::Display) -
 /// Reads the block at `h`, verifies its checksum and returns its uncompressed contents.
 pub fn read_block(file: &dyn RandomAccessFile, file_number: u64, h: &BlockHandle) -> Result<Vec<u8>> {
     let size = usize::try_from(h.size).ok().filter(|&s| s <= MAX_BLOCK_SIZE);
-    let Some(size) = size.filter(|_| h.end() <= file.size() && h.offset.checked_add(h.size).is_some())
-    else {
+    let Some(size) = size.filter(|_| h.end() <= file.size() && h.offset.checked_add(h.size).is_some()) else {
         return Err(block_error(file_number, h, "handle outside the file"));
     };
     let mut buf = vec![0u8; size + BLOCK_TRAILER_LEN];
@@ -103,9 +102,32 @@ pub fn read_block(file: &dyn RandomAccessFile, file_number: u64, h: &BlockHandle
             buf.truncate(size);
             Ok(buf)
         }
-        Some(kind) => compress::decompress(kind, contents, MAX_BLOCK_SIZE).map_err(|e| block_error(file_number, h, e)),
+        Some(kind) => decompress_block(kind, contents).map_err(|e| block_error(file_number, h, e)),
         None => Err(block_error(file_number, h, format!("unknown compression type {kind_byte}"))),
     }
+}
+
+/// Decompresses block contents into a right-sized buffer: the buffer's capacity is what the block
+/// cache charges, so it must not keep slack.
+fn decompress_block(kind: Compression, contents: &[u8]) -> Result<Vec<u8>> {
+    let mut out = compress::decompress(kind, contents, decompress_limit(kind, contents))?;
+    if out.capacity() > out.len() + out.len() / 8 + 64 {
+        out.shrink_to_fit();
+    }
+    Ok(out)
+}
+
+/// `zstd::bulk::decompress` allocates its whole limit up front, so give it the frame's exact
+/// size (always recorded by our writer) instead of the 64 MiB cap.
+fn decompress_limit(kind: Compression, contents: &[u8]) -> usize {
+    #[cfg(feature = "zstd")]
+    if kind == Compression::Zstd {
+        if let Ok(Some(n)) = zstd::zstd_safe::get_frame_content_size(contents) {
+            return usize::try_from(n).map_or(MAX_BLOCK_SIZE, |n| n.min(MAX_BLOCK_SIZE));
+        }
+    }
+    let _ = (kind, contents);
+    MAX_BLOCK_SIZE
 }
 
 /// The fixed-size record at the end of every SST file.
@@ -310,7 +332,10 @@ mod tests {
         }
         let mut newer = bytes.clone();
         newer[HANDLES_LEN..HANDLES_LEN + 4].copy_from_slice(&2u32.to_le_bytes());
-        assert!(matches!(Footer::decode(&newer, 1), Err(Error::UnsupportedVersion { what: "sst", found: 2, .. })));
+        assert!(matches!(
+            Footer::decode(&newer, 1),
+            Err(Error::UnsupportedVersion { what: "sst", found: 2, .. })
+        ));
     }
 
     #[test]
