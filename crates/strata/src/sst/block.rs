@@ -1,0 +1,573 @@
+//! Prefix-compressed sorted blocks (data and index blocks of an SST): the builder that lays out
+//! entries and restart points, the immutable [`Block`], and its cursor [`BlockIter`].
+//!
+//! This module owns the byte layout *inside* a block only; it knows nothing of trailers,
+//! checksums, compression or files (see `format.rs`). Decoding treats the bytes as hostile: every
+//! offset and length is checked, and bad bytes become `Error::Corruption` recorded in the
+//! iterator, never a panic or an out-of-bounds read.
+
+use std::cmp::Ordering;
+use std::sync::Arc;
+
+use crate::error::{Error, Result};
+use crate::iter::InternalIterator;
+use crate::key;
+use crate::util::coding::{self, Reader};
+
+/// Builds one block. Keys must be added in the order readers will search them (the table builder
+/// checks internal-key order; the properties block uses bytewise order and is only scanned).
+#[derive(Debug)]
+pub struct BlockBuilder {
+    buf: Vec<u8>,
+    restarts: Vec<u32>,
+    restart_interval: usize,
+    counter: usize,
+    num_entries: usize,
+    last_key: Vec<u8>,
+}
+
+impl BlockBuilder {
+    /// A builder placing a restart point every `restart_interval` keys (values below 1 mean 1).
+    pub fn new(restart_interval: usize) -> Self {
+        Self {
+            buf: Vec::new(),
+            restarts: vec![0],
+            restart_interval: restart_interval.max(1),
+            counter: 0,
+            num_entries: 0,
+            last_key: Vec::new(),
+        }
+    }
+
+    /// Appends an entry, sharing a prefix with the previous key unless at a restart point.
+    pub fn add(&mut self, key: &[u8], value: &[u8]) {
+        let shared = if self.counter < self.restart_interval {
+            common_prefix_len(&self.last_key, key)
+        } else {
+            self.restarts.push(self.buf.len() as u32);
+            self.counter = 0;
+            0
+        };
+        let unshared = &key[shared..];
+        coding::put_varint(&mut self.buf, shared as u64);
+        coding::put_varint(&mut self.buf, unshared.len() as u64);
+        coding::put_varint(&mut self.buf, value.len() as u64);
+        self.buf.extend_from_slice(unshared);
+        self.buf.extend_from_slice(value);
+        self.last_key.truncate(shared);
+        self.last_key.extend_from_slice(unshared);
+        self.counter += 1;
+        self.num_entries += 1;
+    }
+
+    /// Size of the block if finished now.
+    pub fn size_estimate(&self) -> usize {
+        self.buf.len() + 4 * self.restarts.len() + 4
+    }
+
+    /// True when no entry was added since the last reset.
+    pub fn is_empty(&self) -> bool {
+        self.num_entries == 0
+    }
+
+    /// The last key added.
+    pub fn last_key(&self) -> &[u8] {
+        &self.last_key
+    }
+
+    /// Appends the restart array and returns the finished block; call [`reset`](Self::reset)
+    /// before adding again.
+    pub fn finish(&mut self) -> &[u8] {
+        for &r in &self.restarts {
+            coding::put_u32(&mut self.buf, r);
+        }
+        coding::put_u32(&mut self.buf, self.restarts.len() as u32);
+        &self.buf
+    }
+
+    /// Clears the builder for the next block, keeping its allocations.
+    pub fn reset(&mut self) {
+        self.buf.clear();
+        self.restarts.clear();
+        self.restarts.push(0);
+        self.counter = 0;
+        self.num_entries = 0;
+        self.last_key.clear();
+    }
+}
+
+fn common_prefix_len(a: &[u8], b: &[u8]) -> usize {
+    a.iter().zip(b).take_while(|(x, y)| x == y).count()
+}
+
+/// A decoded, immutable block: its uncompressed bytes and where the restart array starts.
+#[derive(Debug)]
+pub struct Block {
+    data: Vec<u8>,
+    restarts_offset: usize,
+    num_restarts: usize,
+}
+
+impl Block {
+    /// Takes ownership of uncompressed block bytes, checking only the restart-array framing;
+    /// entries are validated lazily as iterators decode them.
+    pub fn new(data: Vec<u8>) -> Result<Self> {
+        let n = coding::get_u32(data.get(data.len().saturating_sub(4)..).unwrap_or(&[]))
+            .ok_or_else(|| Error::corruption("block shorter than its restart count"))?
+            as usize;
+        let max = (data.len() - 4) / 4;
+        if n == 0 || n > max {
+            return Err(Error::corruption(format!("block claims {n} restarts, room for {max}")));
+        }
+        let restarts_offset = data.len() - 4 - 4 * n;
+        Ok(Self { data, restarts_offset, num_restarts: n })
+    }
+
+    /// Bytes of the block contents.
+    pub fn size(&self) -> usize {
+        self.data.len()
+    }
+
+    /// Memory the block holds, charged to the block cache.
+    pub fn charge(&self) -> usize {
+        self.data.capacity() + std::mem::size_of::<Self>()
+    }
+
+    /// A cursor over the block, not yet positioned.
+    pub fn iter(self: &Arc<Self>) -> BlockIter {
+        BlockIter::new(Arc::clone(self))
+    }
+
+    fn restart_point(&self, i: usize) -> Option<usize> {
+        let at = self.restarts_offset.checked_add(i.checked_mul(4)?)?;
+        coding::get_u32(self.data.get(at..)?).map(|v| v as usize)
+    }
+}
+
+/// Entry header: (shared, unshared, value length, header length).
+type Header = (usize, usize, usize, usize);
+
+/// Decodes the entry header at `p`, checking the entry lies before `limit`.
+#[inline]
+fn decode_header(data: &[u8], p: usize, limit: usize) -> Option<Header> {
+    let src = data.get(p..limit)?;
+    let (shared, unshared, vlen, hlen) = match src {
+        // Fast path: all three varints are single bytes (the common case).
+        [a, b, c, ..] if (a | b | c) < 0x80 => (*a as usize, *b as usize, *c as usize, 3),
+        _ => {
+            let mut r = Reader::new(src);
+            let (s, u, v) = (r.varint32()?, r.varint32()?, r.varint32()?);
+            (s as usize, u as usize, v as usize, src.len() - r.remaining().len())
+        }
+    };
+    let body = hlen.checked_add(unshared)?.checked_add(vlen)?;
+    (body <= src.len()).then_some((shared, unshared, vlen, hlen))
+}
+
+/// A cursor over one block. Owns an `Arc` of its block, so it is `'static` and can outlive the
+/// cache entry it came from. Keys at restart points are borrowed from the block; others are
+/// rebuilt in one reused buffer, so stepping allocates nothing once the buffer has grown.
+pub struct BlockIter {
+    block: Arc<Block>,
+    /// Offset of the current entry; `restarts_offset` when not valid.
+    current: usize,
+    next: usize,
+    restart_index: usize,
+    key_buf: Vec<u8>,
+    /// When true the key is `block.data[key_start..key_end]`, else `key_buf`.
+    key_borrowed: bool,
+    key_start: usize,
+    key_end: usize,
+    val_start: usize,
+    val_end: usize,
+    err: Option<Error>,
+}
+
+impl BlockIter {
+    /// A cursor over `block`, not yet positioned.
+    pub fn new(block: Arc<Block>) -> Self {
+        Self::with_buffer(block, Vec::new())
+    }
+
+    /// Like [`new`](Self::new) but reuses `buf` (e.g. from [`into_buffer`](Self::into_buffer))
+    /// for rebuilt keys, so moving between blocks allocates nothing.
+    pub fn with_buffer(block: Arc<Block>, mut buf: Vec<u8>) -> Self {
+        buf.clear();
+        let end = block.restarts_offset;
+        Self {
+            block,
+            current: end,
+            next: end,
+            restart_index: 0,
+            key_buf: buf,
+            key_borrowed: true,
+            key_start: 0,
+            key_end: 0,
+            val_start: 0,
+            val_end: 0,
+            err: None,
+        }
+    }
+
+    /// Gives back the key buffer for reuse.
+    pub fn into_buffer(self) -> Vec<u8> {
+        self.key_buf
+    }
+
+    /// The block this cursor walks.
+    pub fn block(&self) -> &Arc<Block> {
+        &self.block
+    }
+
+    fn mark_invalid(&mut self) {
+        self.current = self.block.restarts_offset;
+        self.next = self.current;
+        self.restart_index = self.block.num_restarts;
+        self.key_borrowed = true;
+        self.key_start = 0;
+        self.key_end = 0;
+    }
+
+    fn corrupt(&mut self, what: &str) {
+        let at = self.current;
+        self.mark_invalid();
+        if self.err.is_none() {
+            self.err = Some(Error::corruption(format!("block entry at offset {at}: {what}")));
+        }
+    }
+
+    fn seek_to_restart_point(&mut self, index: usize) -> bool {
+        let Some(off) = self.block.restart_point(index).filter(|&o| o <= self.block.restarts_offset) else {
+            self.corrupt("bad restart point");
+            return false;
+        };
+        self.restart_index = index;
+        self.next = off;
+        self.current = off;
+        self.key_borrowed = true;
+        self.key_start = 0;
+        self.key_end = 0;
+        true
+    }
+
+    /// Decodes the entry at `self.next`; false at the end of the block or on corruption.
+    fn parse_next_key(&mut self) -> bool {
+        self.current = self.next;
+        let limit = self.block.restarts_offset;
+        if self.current >= limit {
+            self.mark_invalid();
+            return false;
+        }
+        let Some((shared, unshared, vlen, hlen)) = decode_header(&self.block.data, self.current, limit)
+        else {
+            self.corrupt("truncated entry");
+            return false;
+        };
+        if shared > self.key_len() {
+            self.corrupt("shared prefix longer than previous key");
+            return false;
+        }
+        let delta_start = self.current + hlen;
+        let delta_end = delta_start + unshared;
+        self.rebuild_key(shared, delta_start, delta_end);
+        self.val_start = delta_end;
+        self.val_end = delta_end + vlen;
+        self.next = self.val_end;
+        self.advance_restart_index();
+        true
+    }
+
+    fn key_len(&self) -> usize {
+        if self.key_borrowed {
+            self.key_end - self.key_start
+        } else {
+            self.key_buf.len()
+        }
+    }
+
+    /// Ranges were checked by `decode_header` and `shared <= key_len`, so slicing cannot fail.
+    fn rebuild_key(&mut self, shared: usize, delta_start: usize, delta_end: usize) {
+        let data = &self.block.data;
+        if shared == 0 {
+            self.key_borrowed = true;
+            self.key_start = delta_start;
+            self.key_end = delta_end;
+            return;
+        }
+        if self.key_borrowed {
+            self.key_buf.clear();
+            self.key_buf.extend_from_slice(&data[self.key_start..self.key_start + shared]);
+            self.key_borrowed = false;
+        } else {
+            self.key_buf.truncate(shared);
+        }
+        self.key_buf.extend_from_slice(&data[delta_start..delta_end]);
+    }
+
+    fn advance_restart_index(&mut self) {
+        while self.restart_index + 1 < self.block.num_restarts {
+            match self.block.restart_point(self.restart_index + 1) {
+                Some(p) if p < self.current => self.restart_index += 1,
+                _ => break,
+            }
+        }
+    }
+
+    /// The key stored at restart point `i`, which must not share a prefix.
+    fn restart_key(&mut self, i: usize) -> Option<&[u8]> {
+        let limit = self.block.restarts_offset;
+        let p = self.block.restart_point(i).filter(|&p| p < limit);
+        let header = p.and_then(|p| Some((p, decode_header(&self.block.data, p, limit)?)));
+        match header {
+            Some((p, (0, unshared, _, hlen))) => self.block.data.get(p + hlen..p + hlen + unshared),
+            _ => {
+                self.corrupt("bad restart entry");
+                None
+            }
+        }
+    }
+
+    /// Index of the last restart point whose key is `< target` (0 if none).
+    fn find_restart(&mut self, target: &[u8]) -> Option<usize> {
+        let (mut left, mut right) = (0, self.block.num_restarts - 1);
+        if self.valid() {
+            // Sequential seeks usually land near the current entry: narrow the search with it.
+            match key::compare(self.key(), target) {
+                Ordering::Less => left = self.restart_index,
+                Ordering::Greater => right = self.restart_index,
+                Ordering::Equal => return None,
+            }
+        }
+        while left < right {
+            let mid = left + (right - left).div_ceil(2);
+            let k = self.restart_key(mid)?;
+            if key::compare(k, target) == Ordering::Less {
+                left = mid;
+            } else {
+                right = mid - 1;
+            }
+        }
+        Some(left)
+    }
+}
+
+impl InternalIterator for BlockIter {
+    fn valid(&self) -> bool {
+        self.current < self.block.restarts_offset
+    }
+
+    fn seek_to_first(&mut self) {
+        self.err = None;
+        if self.seek_to_restart_point(0) {
+            self.parse_next_key();
+        }
+    }
+
+    fn seek_to_last(&mut self) {
+        self.err = None;
+        if self.seek_to_restart_point(self.block.num_restarts - 1) {
+            while self.parse_next_key() && self.next < self.block.restarts_offset {}
+        }
+    }
+
+    fn seek(&mut self, target: &[u8]) {
+        self.err = None;
+        let Some(start) = self.find_restart(target) else {
+            return; // already at target, or corruption recorded
+        };
+        if !self.seek_to_restart_point(start) {
+            return;
+        }
+        while self.parse_next_key() {
+            if key::compare(self.key(), target) != Ordering::Less {
+                return;
+            }
+        }
+    }
+
+    fn seek_for_prev(&mut self, target: &[u8]) {
+        self.seek(target);
+        if !self.valid() {
+            if self.err.is_none() {
+                self.seek_to_last();
+            }
+            return;
+        }
+        while self.valid() && key::compare(self.key(), target) == Ordering::Greater {
+            self.prev();
+        }
+    }
+
+    fn next(&mut self) {
+        debug_assert!(self.valid());
+        self.parse_next_key();
+    }
+
+    fn prev(&mut self) {
+        debug_assert!(self.valid());
+        let original = self.current;
+        // Back up to the last restart point before the current entry, then scan forward.
+        loop {
+            match self.block.restart_point(self.restart_index) {
+                Some(p) if p < original => break,
+                Some(_) if self.restart_index == 0 => {
+                    self.mark_invalid();
+                    return;
+                }
+                Some(_) => self.restart_index -= 1,
+                None => return self.corrupt("bad restart point"),
+            }
+        }
+        if !self.seek_to_restart_point(self.restart_index) {
+            return;
+        }
+        while self.parse_next_key() && self.next < original {}
+    }
+
+    fn key(&self) -> &[u8] {
+        if self.key_borrowed {
+            self.block.data.get(self.key_start..self.key_end).unwrap_or(&[])
+        } else {
+            &self.key_buf
+        }
+    }
+
+    fn value(&self) -> &[u8] {
+        self.block.data.get(self.val_start..self.val_end).unwrap_or(&[])
+    }
+
+    fn status(&self) -> Result<()> {
+        match &self.err {
+            Some(e) => Err(e.duplicate()),
+            None => Ok(()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::key::{make_internal_key, seek_key, ValueKind};
+    use proptest::prelude::*;
+
+    fn ikey(i: u32) -> Vec<u8> {
+        make_internal_key(format!("key{:08}", i * 2).as_bytes(), 100, ValueKind::Put)
+    }
+
+    fn build(n: u32, interval: usize) -> Arc<Block> {
+        let mut b = BlockBuilder::new(interval);
+        for i in 0..n {
+            b.add(&ikey(i), format!("v{i}").as_bytes());
+        }
+        Arc::new(Block::new(b.finish().to_vec()).unwrap())
+    }
+
+    fn collect_forward(it: &mut BlockIter) -> Vec<Vec<u8>> {
+        let mut out = Vec::new();
+        it.seek_to_first();
+        while it.valid() {
+            out.push(it.key().to_vec());
+            it.next();
+        }
+        out
+    }
+
+    #[test]
+    fn round_trip_forward_and_backward() {
+        for interval in [1, 2, 16, 1000] {
+            let block = build(1000, interval);
+            let mut it = block.iter();
+            let want: Vec<_> = (0..1000).map(ikey).collect();
+            assert_eq!(collect_forward(&mut it), want);
+            it.seek_to_last();
+            for i in (0..1000).rev() {
+                assert!(it.valid(), "interval {interval} at {i}");
+                assert_eq!(it.key(), &ikey(i)[..]);
+                assert_eq!(it.value(), format!("v{i}").as_bytes());
+                it.prev();
+            }
+            assert!(!it.valid());
+            assert!(it.status().is_ok());
+        }
+    }
+
+    #[test]
+    fn seek_and_seek_for_prev_across_restart_points() {
+        let block = build(500, 16);
+        let mut it = block.iter();
+        for probe in 0..1001u32 {
+            // Odd probes fall between stored keys (which are even).
+            let target = seek_key(format!("key{probe:08}").as_bytes(), 200);
+            let ge = probe.div_ceil(2);
+            it.seek(&target);
+            if ge < 500 {
+                assert_eq!(it.key(), &ikey(ge)[..], "seek {probe}");
+            } else {
+                assert!(!it.valid());
+            }
+            it.seek_for_prev(&target);
+            match ge.checked_sub(1) {
+                Some(le) => assert_eq!(it.key(), &ikey(le.min(499))[..], "seek_for_prev {probe}"),
+                None => assert!(!it.valid(), "seek_for_prev {probe}"),
+            }
+        }
+        // Exact hits, then prev across a restart boundary.
+        it.seek(&ikey(32));
+        assert_eq!(it.key(), &ikey(32)[..]);
+        it.prev();
+        assert_eq!(it.key(), &ikey(31)[..]);
+        it.seek_for_prev(&ikey(17));
+        assert_eq!(it.key(), &ikey(17)[..]);
+    }
+
+    #[test]
+    fn empty_block_is_never_valid() {
+        let mut b = BlockBuilder::new(16);
+        let block = Arc::new(Block::new(b.finish().to_vec()).unwrap());
+        let mut it = block.iter();
+        it.seek_to_first();
+        assert!(!it.valid());
+        it.seek_to_last();
+        assert!(!it.valid());
+        it.seek(b"anything");
+        assert!(!it.valid());
+        assert!(it.status().is_ok());
+    }
+
+    fn exercise(data: Vec<u8>) {
+        let Ok(block) = Block::new(data) else { return };
+        let block = Arc::new(block);
+        let mut it = block.iter();
+        let mut steps = 0;
+        it.seek_to_first();
+        while it.valid() && steps < 1000 {
+            let _ = (it.key(), it.value());
+            it.next();
+            steps += 1;
+        }
+        it.seek_to_last();
+        while it.valid() && steps < 2000 {
+            it.prev();
+            steps += 1;
+        }
+        it.seek(b"key00000100\x01\0\0\0\0\0\0\0");
+        it.seek_for_prev(b"m");
+        let _ = it.status();
+    }
+
+    proptest! {
+        #[test]
+        fn garbage_blocks_never_panic(data in proptest::collection::vec(any::<u8>(), 0..300)) {
+            exercise(data);
+        }
+
+        #[test]
+        fn mutated_blocks_never_panic(pos in 0usize..4000, byte in any::<u8>()) {
+            let block = build(100, 4);
+            let mut data = block.data.clone();
+            let p = pos % data.len();
+            data[p] = byte;
+            exercise(data);
+        }
+    }
+}

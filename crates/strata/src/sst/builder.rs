@@ -1,0 +1,297 @@
+//! Writes one SST file from internal keys added in order: data blocks (compressed when it pays),
+//! the bloom filter, the properties block, the index block and the footer, then fdatasync.
+//!
+//! This module owns the write path only. It must not decide file names, levels or when to cut a
+//! file; callers do. It never writes a file that claims more than was added: after any error the
+//! builder refuses to finish.
+
+use std::cmp::Ordering;
+
+use crate::error::{Error, Result};
+use crate::fs::{BufferedWriter, WritableFile};
+use crate::key::{self, ValueKind};
+use crate::options::{Compression, Options};
+use crate::util::{coding, compress};
+
+use super::block::BlockBuilder;
+use super::bloom::BloomBuilder;
+use super::format::{block_trailer, BlockHandle, Footer, TableProperties, BLOCK_TRAILER_LEN};
+
+/// How a table is laid out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TableBuilderOptions {
+    /// Target uncompressed size of a data block.
+    pub block_size: usize,
+    /// Keys between restart points in data blocks.
+    pub restart_interval: usize,
+    /// Bloom filter bits per key; 0 writes no filter.
+    pub bloom_bits_per_key: u32,
+    /// Compression for data blocks.
+    pub compression: Compression,
+}
+
+impl Default for TableBuilderOptions {
+    fn default() -> Self {
+        Self {
+            block_size: 4096,
+            restart_interval: 16,
+            bloom_bits_per_key: 10,
+            compression: Compression::None,
+        }
+    }
+}
+
+impl TableBuilderOptions {
+    /// The layout for a file written to `level` under the database options.
+    pub fn for_level(opts: &Options, level: usize) -> Self {
+        Self {
+            block_size: opts.block_size,
+            restart_interval: opts.block_restart_interval,
+            bloom_bits_per_key: opts.bloom_bits_per_key,
+            compression: opts.compression_for_level(level),
+        }
+    }
+}
+
+/// What a finished table holds, for the manifest.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TableSummary {
+    /// Bytes in the file.
+    pub file_size: u64,
+    /// Entries written.
+    pub num_entries: u64,
+    /// Entries of kind `Delete`.
+    pub num_deletions: u64,
+    /// Smallest internal key.
+    pub smallest: Vec<u8>,
+    /// Largest internal key.
+    pub largest: Vec<u8>,
+    /// Smallest sequence number.
+    pub smallest_seq: u64,
+    /// Largest sequence number.
+    pub largest_seq: u64,
+}
+
+/// Streams sorted internal keys into an SST file.
+pub struct TableBuilder {
+    w: BufferedWriter,
+    opts: TableBuilderOptions,
+    data: BlockBuilder,
+    index: BlockBuilder,
+    bloom: Option<BloomBuilder>,
+    /// Handle of the last flushed data block, indexed once the next key shows a separator.
+    pending_index: Option<BlockHandle>,
+    last_key: Vec<u8>,
+    smallest: Vec<u8>,
+    props: TableProperties,
+    scratch: Vec<u8>,
+    handle_buf: Vec<u8>,
+    failed: bool,
+}
+
+impl TableBuilder {
+    /// Starts a table in a freshly created, empty file.
+    pub fn new(file: Box<dyn WritableFile>, opts: TableBuilderOptions) -> Self {
+        let props = TableProperties {
+            compression: opts.compression,
+            bloom_bits_per_key: opts.bloom_bits_per_key,
+            ..TableProperties::default()
+        };
+        Self {
+            w: BufferedWriter::new(file),
+            data: BlockBuilder::new(opts.restart_interval),
+            // Index entries are looked up by binary search alone, so every entry is a restart.
+            index: BlockBuilder::new(1),
+            bloom: (opts.bloom_bits_per_key > 0).then(|| BloomBuilder::new(opts.bloom_bits_per_key)),
+            opts,
+            pending_index: None,
+            last_key: Vec::new(),
+            smallest: Vec::new(),
+            props,
+            scratch: Vec::new(),
+            handle_buf: Vec::new(),
+            failed: false,
+        }
+    }
+
+    /// Adds an entry; internal keys must be strictly increasing by `key::compare`.
+    pub fn add(&mut self, ikey: &[u8], value: &[u8]) -> Result<()> {
+        debug_assert!(ikey.len() >= key::TRAILER_LEN, "not an internal key");
+        debug_assert!(
+            self.props.num_entries == 0 || key::compare(&self.last_key, ikey) == Ordering::Less,
+            "keys added out of order"
+        );
+        self.check_usable()?;
+        if let Some(h) = self.pending_index.take() {
+            let mut sep = std::mem::take(&mut self.scratch);
+            shortest_separator(&self.last_key, ikey, &mut sep);
+            self.add_index_entry(&sep, h);
+            self.scratch = sep;
+        }
+        if let Some(b) = &mut self.bloom {
+            b.add_key(key::user_key(ikey));
+        }
+        self.note_entry(ikey, value);
+        self.data.add(ikey, value);
+        if self.data.size_estimate() >= self.opts.block_size {
+            return self.guard(Self::flush_data_block);
+        }
+        Ok(())
+    }
+
+    fn check_usable(&self) -> Result<()> {
+        if self.failed {
+            return Err(Error::InvalidArgument("table builder used after a failed write".into()));
+        }
+        Ok(())
+    }
+
+    /// Runs a write step, poisoning the builder if it fails.
+    fn guard(&mut self, step: fn(&mut Self) -> Result<()>) -> Result<()> {
+        let r = step(self);
+        self.failed |= r.is_err();
+        r
+    }
+
+    fn note_entry(&mut self, ikey: &[u8], value: &[u8]) {
+        let p = &mut self.props;
+        if p.num_entries == 0 {
+            self.smallest.clear();
+            self.smallest.extend_from_slice(ikey);
+        }
+        let t = key::trailer(ikey);
+        let seq = t >> 8;
+        p.num_entries += 1;
+        p.num_deletions += u64::from(t as u8 == ValueKind::Delete as u8);
+        p.raw_key_bytes += ikey.len() as u64;
+        p.raw_value_bytes += value.len() as u64;
+        p.smallest_seq = p.smallest_seq.min(seq);
+        p.largest_seq = p.largest_seq.max(seq);
+        self.last_key.clear();
+        self.last_key.extend_from_slice(ikey);
+    }
+
+    fn add_index_entry(&mut self, index_key: &[u8], h: BlockHandle) {
+        self.handle_buf.clear();
+        h.encode_to(&mut self.handle_buf);
+        self.index.add(index_key, &self.handle_buf);
+    }
+
+    fn flush_data_block(&mut self) -> Result<()> {
+        if self.data.is_empty() {
+            return Ok(());
+        }
+        let raw = self.data.finish();
+        let mut kind = self.opts.compression;
+        if kind != Compression::None {
+            compress::compress(kind, raw, &mut self.scratch)?;
+            // Keep compression only when it saves at least 12.5%: decompression costs CPU.
+            if self.scratch.len() > raw.len() - raw.len() / 8 {
+                kind = Compression::None;
+            }
+        }
+        let contents: &[u8] = if kind == Compression::None { raw } else { &self.scratch };
+        let h = write_block(&mut self.w, kind, contents)?;
+        self.props.num_data_blocks += 1;
+        self.props.data_size += h.size + BLOCK_TRAILER_LEN as u64;
+        self.pending_index = Some(h);
+        self.data.reset();
+        Ok(())
+    }
+
+    /// Entries added so far.
+    pub fn num_entries(&self) -> u64 {
+        self.props.num_entries
+    }
+
+    /// Approximate size of the file if finished now.
+    pub fn estimated_file_size(&self) -> u64 {
+        self.w.offset() + self.data.size_estimate() as u64 + self.index.size_estimate() as u64
+    }
+
+    /// Writes the remaining blocks and the footer and syncs the file. A table with no entries is
+    /// refused with `InvalidArgument` (it would have no smallest or largest key).
+    pub fn finish(mut self) -> Result<TableSummary> {
+        self.check_usable()?;
+        if self.props.num_entries == 0 {
+            return Err(Error::InvalidArgument("cannot finish an sst with no entries".into()));
+        }
+        self.flush_data_block()?;
+        if let Some(h) = self.pending_index.take() {
+            let mut succ = Vec::new();
+            short_successor(&self.last_key, &mut succ);
+            self.add_index_entry(&succ, h);
+        }
+        let filter = match &self.bloom {
+            Some(b) => write_block(&mut self.w, Compression::None, &b.finish())?,
+            None => BlockHandle { offset: 0, size: 0 },
+        };
+        self.props.filter_size = if filter.size == 0 { 0 } else { filter.size + BLOCK_TRAILER_LEN as u64 };
+        self.props.index_size = (self.index.size_estimate() + BLOCK_TRAILER_LEN) as u64;
+        let properties = write_block(&mut self.w, Compression::None, &self.props.encode())?;
+        let index = write_block(&mut self.w, Compression::None, self.index.finish())?;
+        self.w.write(&Footer { filter, index, properties }.encode())?;
+        let file_size = self.w.finish()?;
+        let p = &self.props;
+        Ok(TableSummary {
+            file_size,
+            num_entries: p.num_entries,
+            num_deletions: p.num_deletions,
+            smallest: self.smallest,
+            largest: self.last_key,
+            smallest_seq: p.smallest_seq,
+            largest_seq: p.largest_seq,
+        })
+    }
+}
+
+fn write_block(w: &mut BufferedWriter, kind: Compression, contents: &[u8]) -> Result<BlockHandle> {
+    let h = BlockHandle { offset: w.offset(), size: contents.len() as u64 };
+    w.write(contents)?;
+    w.write(&block_trailer(kind, contents))?;
+    Ok(h)
+}
+
+/// Sets `out` to an internal key `k` with `a <= k < b`, shorter than `a` when the user keys allow.
+fn shortest_separator(a: &[u8], b: &[u8], out: &mut Vec<u8>) {
+    let (ua, ub) = (key::user_key(a), key::user_key(b));
+    let shared = ua.iter().zip(ub).take_while(|(x, y)| x == y).count();
+    out.clear();
+    if shared < ua.len().min(ub.len()) {
+        let c = ua[shared];
+        if c < 0xff && c + 1 < ub[shared] {
+            out.extend_from_slice(&ua[..=shared]);
+            if let Some(last) = out.last_mut() {
+                *last += 1;
+            }
+            if out.len() < ua.len() {
+                put_seek_trailer(out);
+                return;
+            }
+        }
+    }
+    out.clear();
+    out.extend_from_slice(a);
+}
+
+/// Sets `out` to a short internal key `>= a`.
+fn short_successor(a: &[u8], out: &mut Vec<u8>) {
+    let ua = key::user_key(a);
+    out.clear();
+    if let Some(i) = ua.iter().position(|&c| c != 0xff) {
+        if i + 1 < ua.len() {
+            out.extend_from_slice(&ua[..=i]);
+            if let Some(last) = out.last_mut() {
+                *last += 1;
+            }
+            put_seek_trailer(out);
+            return;
+        }
+    }
+    out.extend_from_slice(a);
+}
+
+/// Appends the largest trailer, making `out` the first internal key of its user key.
+fn put_seek_trailer(out: &mut Vec<u8>) {
+    coding::put_u64(out, key::pack_trailer(key::MAX_SEQ, key::KIND_FOR_SEEK));
+}

@@ -1,0 +1,380 @@
+//! The SST container format: block handles, the per-block trailer (compression type + masked
+//! CRC32C), verified block reads, the fixed-size footer and the properties block encoding.
+//! `docs/format-sst.md` is the normative description; change both together.
+//!
+//! This module owns framing only. It must not interpret block entries beyond the properties
+//! block, and must never return bytes that failed their checksum.
+
+use crate::error::{Error, Result};
+use crate::fs::RandomAccessFile;
+use crate::options::Compression;
+use crate::util::coding::{self, Reader};
+use crate::util::{compress, crc};
+
+use super::block::{Block, BlockBuilder};
+use crate::iter::InternalIterator;
+
+/// The SST format version this build writes and the newest it reads.
+pub const FORMAT_VERSION: u32 = 1;
+/// The last 8 bytes of every SST file ("STRATASS" read as little-endian u64 bytes).
+pub const MAGIC: u64 = u64::from_le_bytes(*b"STRATASS");
+/// Bytes after each block: compression type (1) + masked CRC32C (4).
+pub const BLOCK_TRAILER_LEN: usize = 5;
+/// Room reserved in the footer for the three varint-encoded handles.
+const HANDLES_LEN: usize = 3 * BlockHandle::MAX_ENCODED_LEN;
+/// Footer: handles (60, zero padded) | version u32 | masked crc32c u32 of the first 64 bytes | magic u64.
+pub const FOOTER_LEN: usize = HANDLES_LEN + 4 + 4 + 8;
+/// Largest uncompressed block accepted; protects against absurd sizes in corrupt files.
+pub const MAX_BLOCK_SIZE: usize = 64 << 20;
+
+/// Where a block lives: its offset and the size of its contents (excluding the trailer).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct BlockHandle {
+    /// File offset of the first byte of the block.
+    pub offset: u64,
+    /// Bytes of block contents, not counting the 5-byte trailer.
+    pub size: u64,
+}
+
+impl BlockHandle {
+    /// Two varint64s take at most 20 bytes.
+    pub const MAX_ENCODED_LEN: usize = 20;
+
+    /// Appends `varint(offset) varint(size)`.
+    pub fn encode_to(&self, dst: &mut Vec<u8>) {
+        coding::put_varint(dst, self.offset);
+        coding::put_varint(dst, self.size);
+    }
+
+    /// Decodes a handle from the front of `r`.
+    pub fn decode_from(r: &mut Reader<'_>) -> Result<Self> {
+        match (r.varint(), r.varint()) {
+            (Some(offset), Some(size)) => Ok(Self { offset, size }),
+            _ => Err(Error::corruption("bad block handle")),
+        }
+    }
+
+    /// Decodes a handle that must fill `src` exactly (an index entry's value).
+    pub fn decode_exact(src: &[u8]) -> Result<Self> {
+        let mut r = Reader::new(src);
+        let h = Self::decode_from(&mut r)?;
+        if !r.is_empty() {
+            return Err(Error::corruption("trailing bytes after block handle"));
+        }
+        Ok(h)
+    }
+
+    /// Offset just past the block's trailer.
+    pub fn end(&self) -> u64 {
+        self.offset.saturating_add(self.size).saturating_add(BLOCK_TRAILER_LEN as u64)
+    }
+}
+
+/// The trailer for `contents` stored with compression `kind`: the checksum covers the contents
+/// and the type byte, so a flipped type byte is caught too.
+pub fn block_trailer(kind: Compression, contents: &[u8]) -> [u8; BLOCK_TRAILER_LEN] {
+    let c = crc::mask(crc::extend(crc::crc32c(contents), &[kind as u8]));
+    let b = c.to_le_bytes();
+    [kind as u8, b[0], b[1], b[2], b[3]]
+}
+
+fn block_error(file_number: u64, h: &BlockHandle, why: impl std::fmt::Display) -> Error {
+    Error::corruption(format!("sst {file_number}: block at offset {} size {}: {why}", h.offset, h.size))
+}
+
+/// Reads the block at `h`, verifies its checksum and returns its uncompressed contents.
+pub fn read_block(file: &dyn RandomAccessFile, file_number: u64, h: &BlockHandle) -> Result<Vec<u8>> {
+    let size = usize::try_from(h.size).ok().filter(|&s| s <= MAX_BLOCK_SIZE);
+    let Some(size) = size.filter(|_| h.end() <= file.size() && h.offset.checked_add(h.size).is_some()) else {
+        return Err(block_error(file_number, h, "handle outside the file"));
+    };
+    let mut buf = vec![0u8; size + BLOCK_TRAILER_LEN];
+    file.read_exact_at(h.offset, &mut buf)?;
+    let (contents, trailer) = buf.split_at(size);
+    let kind_byte = trailer.first().copied().unwrap_or(0);
+    let stored = coding::get_u32(trailer.get(1..).unwrap_or(&[])).unwrap_or(0);
+    let actual = crc::extend(crc::crc32c(contents), &[kind_byte]);
+    if crc::unmask(stored) != actual {
+        return Err(block_error(file_number, h, "checksum mismatch"));
+    }
+    match Compression::from_u8(kind_byte) {
+        Some(Compression::None) => {
+            buf.truncate(size);
+            Ok(buf)
+        }
+        Some(kind) => decompress_block(kind, contents).map_err(|e| block_error(file_number, h, e)),
+        None => Err(block_error(file_number, h, format!("unknown compression type {kind_byte}"))),
+    }
+}
+
+/// Decompresses block contents into a right-sized buffer: the buffer's capacity is what the block
+/// cache charges, so it must not keep slack.
+fn decompress_block(kind: Compression, contents: &[u8]) -> Result<Vec<u8>> {
+    let mut out = compress::decompress(kind, contents, decompress_limit(kind, contents))?;
+    if out.capacity() > out.len() + out.len() / 8 + 64 {
+        out.shrink_to_fit();
+    }
+    Ok(out)
+}
+
+/// `zstd::bulk::decompress` allocates its whole limit up front, so give it the frame's exact
+/// size (always recorded by our writer) instead of the 64 MiB cap.
+fn decompress_limit(kind: Compression, contents: &[u8]) -> usize {
+    #[cfg(feature = "zstd")]
+    if kind == Compression::Zstd {
+        if let Ok(Some(n)) = zstd::zstd_safe::get_frame_content_size(contents) {
+            return usize::try_from(n).map_or(MAX_BLOCK_SIZE, |n| n.min(MAX_BLOCK_SIZE));
+        }
+    }
+    let _ = (kind, contents);
+    MAX_BLOCK_SIZE
+}
+
+/// The fixed-size record at the end of every SST file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Footer {
+    /// The bloom filter block; `size == 0` means the table has no filter.
+    pub filter: BlockHandle,
+    /// The index block.
+    pub index: BlockHandle,
+    /// The properties block.
+    pub properties: BlockHandle,
+}
+
+impl Footer {
+    /// Encodes the footer ([`FOOTER_LEN`] bytes).
+    pub fn encode(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(FOOTER_LEN);
+        self.filter.encode_to(&mut out);
+        self.index.encode_to(&mut out);
+        self.properties.encode_to(&mut out);
+        out.resize(HANDLES_LEN, 0);
+        coding::put_u32(&mut out, FORMAT_VERSION);
+        let c = crc::mask(crc::crc32c(&out));
+        coding::put_u32(&mut out, c);
+        coding::put_u64(&mut out, MAGIC);
+        out
+    }
+
+    /// Decodes and checks a footer: magic, then version, then checksum, then handles.
+    pub fn decode(src: &[u8], file_number: u64) -> Result<Self> {
+        let bad = |why: &str| Error::corruption(format!("sst {file_number}: footer: {why}"));
+        if src.len() != FOOTER_LEN {
+            return Err(bad("wrong length"));
+        }
+        let mut tail = Reader::new(src.get(HANDLES_LEN..).unwrap_or(&[]));
+        let (version, stored, magic) = match (tail.u32(), tail.u32(), tail.u64()) {
+            (Some(v), Some(c), Some(m)) => (v, c, m),
+            _ => return Err(bad("truncated")),
+        };
+        if magic != MAGIC {
+            return Err(bad("bad magic number (not an sst file)"));
+        }
+        if version > FORMAT_VERSION {
+            return Err(Error::UnsupportedVersion { what: "sst", found: version, supported: FORMAT_VERSION });
+        }
+        if version == 0 {
+            return Err(bad("format version 0"));
+        }
+        if crc::unmask(stored) != crc::crc32c(src.get(..HANDLES_LEN + 4).unwrap_or(&[])) {
+            return Err(bad("checksum mismatch"));
+        }
+        let mut r = Reader::new(src.get(..HANDLES_LEN).unwrap_or(&[]));
+        let filter = BlockHandle::decode_from(&mut r)?;
+        let index = BlockHandle::decode_from(&mut r)?;
+        let properties = BlockHandle::decode_from(&mut r)?;
+        Ok(Self { filter, index, properties })
+    }
+}
+
+/// Statistics stored in the properties block.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TableProperties {
+    /// Entries in the table.
+    pub num_entries: u64,
+    /// Entries of kind `Delete`.
+    pub num_deletions: u64,
+    /// Sum of internal key lengths.
+    pub raw_key_bytes: u64,
+    /// Sum of value lengths.
+    pub raw_value_bytes: u64,
+    /// Number of data blocks.
+    pub num_data_blocks: u64,
+    /// Bytes of data blocks as stored, trailers included.
+    pub data_size: u64,
+    /// Bytes of the index block as stored.
+    pub index_size: u64,
+    /// Bytes of the filter block as stored (0 without a filter).
+    pub filter_size: u64,
+    /// Smallest sequence number of any entry.
+    pub smallest_seq: u64,
+    /// Largest sequence number of any entry.
+    pub largest_seq: u64,
+    /// Compression requested for data blocks (blocks that did not shrink are stored raw).
+    pub compression: Compression,
+    /// Bloom filter bits per key (0: no filter).
+    pub bloom_bits_per_key: u32,
+}
+
+impl Default for TableProperties {
+    fn default() -> Self {
+        Self {
+            num_entries: 0,
+            num_deletions: 0,
+            raw_key_bytes: 0,
+            raw_value_bytes: 0,
+            num_data_blocks: 0,
+            data_size: 0,
+            index_size: 0,
+            filter_size: 0,
+            smallest_seq: u64::MAX,
+            largest_seq: 0,
+            compression: Compression::None,
+            bloom_bits_per_key: 0,
+        }
+    }
+}
+
+impl TableProperties {
+    fn fields(&self) -> [(&'static str, u64); 12] {
+        // Sorted by name: the properties block is a block, and blocks hold sorted keys.
+        [
+            ("strata.bloom_bits_per_key", u64::from(self.bloom_bits_per_key)),
+            ("strata.compression", self.compression as u64),
+            ("strata.data_size", self.data_size),
+            ("strata.filter_size", self.filter_size),
+            ("strata.index_size", self.index_size),
+            ("strata.largest_seq", self.largest_seq),
+            ("strata.num_data_blocks", self.num_data_blocks),
+            ("strata.num_deletions", self.num_deletions),
+            ("strata.num_entries", self.num_entries),
+            ("strata.raw_key_bytes", self.raw_key_bytes),
+            ("strata.raw_value_bytes", self.raw_value_bytes),
+            ("strata.smallest_seq", self.smallest_seq),
+        ]
+    }
+
+    /// Encodes the properties as block contents: name → varint value.
+    pub fn encode(&self) -> Vec<u8> {
+        let mut b = BlockBuilder::new(1);
+        let mut v = Vec::new();
+        for (name, value) in self.fields() {
+            v.clear();
+            coding::put_varint(&mut v, value);
+            b.add(name.as_bytes(), &v);
+        }
+        b.finish().to_vec()
+    }
+
+    /// Decodes a properties block; unknown names are ignored so newer writers can add more.
+    pub fn decode(contents: Vec<u8>) -> Result<Self> {
+        let block = std::sync::Arc::new(Block::new(contents)?);
+        let mut p = Self::default();
+        let mut it = block.iter();
+        it.seek_to_first();
+        while it.valid() {
+            let v = coding::get_varint(it.value())
+                .map(|(v, _)| v)
+                .ok_or_else(|| Error::corruption("properties: bad varint value"))?;
+            p.set(it.key(), v)?;
+            it.next();
+        }
+        it.status()?;
+        Ok(p)
+    }
+
+    fn set(&mut self, name: &[u8], v: u64) -> Result<()> {
+        let small = |v: u64| u32::try_from(v).map_err(|_| Error::corruption("properties: value too large"));
+        match name {
+            b"strata.bloom_bits_per_key" => self.bloom_bits_per_key = small(v)?,
+            b"strata.compression" => {
+                self.compression = u8::try_from(v)
+                    .ok()
+                    .and_then(Compression::from_u8)
+                    .ok_or_else(|| Error::corruption("properties: unknown compression"))?
+            }
+            b"strata.data_size" => self.data_size = v,
+            b"strata.filter_size" => self.filter_size = v,
+            b"strata.index_size" => self.index_size = v,
+            b"strata.largest_seq" => self.largest_seq = v,
+            b"strata.num_data_blocks" => self.num_data_blocks = v,
+            b"strata.num_deletions" => self.num_deletions = v,
+            b"strata.num_entries" => self.num_entries = v,
+            b"strata.raw_key_bytes" => self.raw_key_bytes = v,
+            b"strata.raw_value_bytes" => self.raw_value_bytes = v,
+            b"strata.smallest_seq" => self.smallest_seq = v,
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn footer_round_trips_and_rejects_damage() {
+        let f = Footer {
+            filter: BlockHandle { offset: 1000, size: 77 },
+            index: BlockHandle { offset: 1082, size: u64::MAX / 3 },
+            properties: BlockHandle { offset: 5, size: 0 },
+        };
+        let bytes = f.encode();
+        assert_eq!(bytes.len(), FOOTER_LEN);
+        assert_eq!(Footer::decode(&bytes, 1).unwrap(), f);
+        for i in 0..bytes.len() {
+            let mut b = bytes.clone();
+            b[i] ^= 0x10;
+            let e = Footer::decode(&b, 1).unwrap_err();
+            assert!(e.is_corruption() || matches!(e, Error::UnsupportedVersion { .. }), "byte {i}");
+        }
+        let mut newer = bytes.clone();
+        newer[HANDLES_LEN..HANDLES_LEN + 4].copy_from_slice(&2u32.to_le_bytes());
+        assert!(matches!(
+            Footer::decode(&newer, 1),
+            Err(Error::UnsupportedVersion { what: "sst", found: 2, .. })
+        ));
+    }
+
+    #[test]
+    fn properties_round_trip() {
+        let p = TableProperties {
+            num_entries: 10,
+            num_deletions: 2,
+            raw_key_bytes: 300,
+            raw_value_bytes: 1 << 40,
+            num_data_blocks: 3,
+            data_size: 9000,
+            index_size: 40,
+            filter_size: 70,
+            smallest_seq: 4,
+            largest_seq: 99,
+            compression: Compression::Lz4,
+            bloom_bits_per_key: 10,
+        };
+        assert_eq!(TableProperties::decode(p.encode()).unwrap(), p);
+    }
+
+    #[test]
+    fn handle_round_trip() {
+        let h = BlockHandle { offset: 1 << 50, size: 4096 };
+        let mut v = Vec::new();
+        h.encode_to(&mut v);
+        assert_eq!(BlockHandle::decode_exact(&v).unwrap(), h);
+        v.push(0);
+        assert!(BlockHandle::decode_exact(&v).is_err());
+    }
+
+    proptest! {
+        #[test]
+        fn garbage_footers_and_properties_never_panic(data in proptest::collection::vec(any::<u8>(), 0..120)) {
+            let _ = Footer::decode(&data, 1);
+            let mut padded = data.clone();
+            padded.resize(FOOTER_LEN, 0);
+            let _ = Footer::decode(&padded, 1);
+            let _ = TableProperties::decode(data);
+        }
+    }
+}

@@ -1,0 +1,706 @@
+//! Reading an SST file: [`Table`] pins the footer, index block, filter and properties in memory
+//! and serves point lookups and two-level iterators, fetching data blocks through the block cache.
+//!
+//! This module owns the read path of one file. It must not merge tables, hide versions or
+//! interpret values; and it must never return bytes that failed verification: every bad block is
+//! `Error::Corruption` naming the file number and block offset.
+
+use std::cell::RefCell;
+use std::sync::Arc;
+
+use crate::error::{Error, Result};
+use crate::fs::RandomAccessFile;
+use crate::iter::InternalIterator;
+use crate::key;
+
+use super::block::{Block, BlockIter};
+use super::bloom::BloomFilter;
+use super::format::{read_block, BlockHandle, Footer, TableProperties, FOOTER_LEN};
+use super::BlockCache;
+
+/// An open, immutable SST file.
+pub struct Table {
+    file: Arc<dyn RandomAccessFile>,
+    file_number: u64,
+    file_size: u64,
+    cache: Option<Arc<BlockCache>>,
+    index: Arc<Block>,
+    filter: Option<BloomFilter>,
+    props: TableProperties,
+    /// Where the data blocks end (the first meta block); the offset of keys past the last block.
+    data_end: u64,
+}
+
+impl std::fmt::Debug for Table {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Table")
+            .field("file_number", &self.file_number)
+            .field("file_size", &self.file_size)
+            .finish()
+    }
+}
+
+thread_local! {
+    /// Key buffer reused by `Table::get`, so a lookup allocates nothing but the block it reads.
+    static GET_KEY_BUF: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+}
+
+impl Table {
+    /// Opens a table: reads and verifies the footer, index, filter and properties blocks.
+    pub fn open(
+        file: Arc<dyn RandomAccessFile>,
+        file_number: u64,
+        cache: Option<Arc<BlockCache>>,
+    ) -> Result<Table> {
+        let file_size = file.size();
+        let footer_at = file_size.checked_sub(FOOTER_LEN as u64).ok_or_else(|| {
+            Error::corruption(format!("sst {file_number}: file of {file_size} bytes is too short"))
+        })?;
+        let mut buf = [0u8; FOOTER_LEN];
+        file.read_exact_at(footer_at, &mut buf)?;
+        let footer = Footer::decode(&buf, file_number)?;
+        let index = Arc::new(Self::read_meta_block(&*file, file_number, &footer.index)?);
+        let props = TableProperties::decode(read_block(&*file, file_number, &footer.properties)?)
+            .map_err(|e| annotate(e, file_number, &footer.properties))?;
+        let filter = if footer.filter.size == 0 {
+            None
+        } else {
+            let bytes = read_block(&*file, file_number, &footer.filter)?;
+            Some(BloomFilter::decode(bytes).map_err(|e| annotate(e, file_number, &footer.filter))?)
+        };
+        let mut data_end = footer.index.offset.min(footer.properties.offset);
+        if filter.is_some() {
+            data_end = data_end.min(footer.filter.offset);
+        }
+        Ok(Table { file, file_number, file_size, cache, index, filter, props, data_end })
+    }
+
+    fn read_meta_block(file: &dyn RandomAccessFile, file_number: u64, h: &BlockHandle) -> Result<Block> {
+        Block::new(read_block(file, file_number, h)?).map_err(|e| annotate(e, file_number, h))
+    }
+
+    /// The file number given at open (also the block cache key prefix).
+    pub fn file_number(&self) -> u64 {
+        self.file_number
+    }
+
+    /// Bytes in the file.
+    pub fn file_size(&self) -> u64 {
+        self.file_size
+    }
+
+    /// The statistics written with the table.
+    pub fn properties(&self) -> &TableProperties {
+        &self.props
+    }
+
+    /// False only if no entry of `user_key` is in the table (true without a filter).
+    pub fn may_contain(&self, user_key: &[u8]) -> bool {
+        self.filter.as_ref().is_none_or(|f| f.may_contain(user_key))
+    }
+
+    /// Calls `f(ikey, value)` for the first entry `>= lookup` and the entries after it, in order,
+    /// until `f` returns false or the table ends. Returns at once if the filter rules out
+    /// `key::user_key(lookup)`.
+    pub fn get(
+        &self,
+        lookup: &[u8],
+        fill_cache: bool,
+        f: &mut dyn FnMut(&[u8], &[u8]) -> bool,
+    ) -> Result<()> {
+        if !self.may_contain(key::user_key(lookup)) {
+            return Ok(());
+        }
+        // Taken rather than borrowed, so a re-entrant `get` from `f` simply allocates its own.
+        let mut buf = GET_KEY_BUF.with(|b| b.take());
+        let r = self.get_with_buffer(lookup, fill_cache, f, &mut buf);
+        GET_KEY_BUF.with(|b| *b.borrow_mut() = buf);
+        r
+    }
+
+    fn get_with_buffer(
+        &self,
+        lookup: &[u8],
+        fill_cache: bool,
+        f: &mut dyn FnMut(&[u8], &[u8]) -> bool,
+        buf: &mut Vec<u8>,
+    ) -> Result<()> {
+        let mut index = self.index.iter();
+        index.seek(lookup);
+        let mut first = true;
+        while index.valid() {
+            let h = self.decode_handle(&index)?;
+            let block = self.data_block(&h, fill_cache)?;
+            let mut it = BlockIter::with_buffer(block, std::mem::take(buf));
+            if first {
+                it.seek(lookup);
+                first = false;
+            } else {
+                it.seek_to_first();
+            }
+            while it.valid() {
+                if !f(it.key(), it.value()) {
+                    *buf = it.into_buffer();
+                    return Ok(());
+                }
+                it.next();
+            }
+            it.status().map_err(|e| annotate(e, self.file_number, &h))?;
+            *buf = it.into_buffer();
+            index.next();
+        }
+        index.status().map_err(|e| self.index_error(e))
+    }
+
+    fn index_error(&self, e: Error) -> Error {
+        Error::corruption(format!("sst {}: index block: {e}", self.file_number))
+    }
+
+    fn decode_handle(&self, index: &BlockIter) -> Result<BlockHandle> {
+        BlockHandle::decode_exact(index.value()).map_err(|e| self.index_error(e))
+    }
+
+    /// Fetches a data block through the cache.
+    fn data_block(&self, h: &BlockHandle, fill_cache: bool) -> Result<Arc<Block>> {
+        let cache_key = (self.file_number, h.offset);
+        if let Some(b) = self.cache.as_ref().and_then(|c| c.get(&cache_key)) {
+            return Ok(b);
+        }
+        let block = Arc::new(Self::read_meta_block(&*self.file, self.file_number, h)?);
+        if let (Some(c), true) = (&self.cache, fill_cache) {
+            c.insert(cache_key, Arc::clone(&block), block.charge());
+        }
+        Ok(block)
+    }
+
+    /// A two-level iterator over every entry.
+    pub fn iter(self: &Arc<Self>, fill_cache: bool) -> TableIterator {
+        TableIterator {
+            index: self.index.iter(),
+            table: Arc::clone(self),
+            fill_cache,
+            data: None,
+            data_handle: BlockHandle::default(),
+            spare_buf: Vec::new(),
+            err: None,
+        }
+    }
+
+    /// Approximate file offset where `ikey` is or would be stored.
+    pub fn approximate_offset_of(&self, ikey: &[u8]) -> u64 {
+        let mut index = self.index.iter();
+        index.seek(ikey);
+        if index.valid() {
+            if let Ok(h) = BlockHandle::decode_exact(index.value()) {
+                return h.offset;
+            }
+        }
+        self.data_end
+    }
+
+    /// Reads every data block, bypassing the cache, and checks its checksum and entry encoding.
+    pub fn verify_checksums(&self) -> Result<()> {
+        let mut index = self.index.iter();
+        index.seek_to_first();
+        while index.valid() {
+            let h = self.decode_handle(&index)?;
+            let block = Arc::new(Self::read_meta_block(&*self.file, self.file_number, &h)?);
+            let mut it = block.iter();
+            it.seek_to_first();
+            while it.valid() {
+                it.next();
+            }
+            it.status().map_err(|e| annotate(e, self.file_number, &h))?;
+            index.next();
+        }
+        index.status().map_err(|e| self.index_error(e))
+    }
+}
+
+/// Names the file and block in an error found inside a block's bytes.
+fn annotate(e: Error, file_number: u64, h: &BlockHandle) -> Error {
+    match e {
+        Error::Corruption(m) if !m.starts_with("sst ") => {
+            Error::corruption(format!("sst {file_number}: block at offset {} size {}: {m}", h.offset, h.size))
+        }
+        e => e,
+    }
+}
+
+/// A two-level cursor: the index block picks a data block, a block cursor walks it.
+/// Stops (invalid, with `status()` set) at the first unreadable block rather than skipping it.
+pub struct TableIterator {
+    table: Arc<Table>,
+    fill_cache: bool,
+    index: BlockIter,
+    data: Option<BlockIter>,
+    data_handle: BlockHandle,
+    spare_buf: Vec<u8>,
+    err: Option<Error>,
+}
+
+impl TableIterator {
+    fn fail(&mut self, e: Error) {
+        if self.err.is_none() {
+            self.err = Some(e);
+        }
+        self.drop_data();
+    }
+
+    fn drop_data(&mut self) {
+        if let Some(d) = self.data.take() {
+            self.spare_buf = d.into_buffer();
+        }
+    }
+
+    /// Points `data` at the block the index is on (reusing it if it is already loaded).
+    /// Returns false if there is no such block or it could not be read.
+    fn init_data_block(&mut self) -> bool {
+        if !self.index.valid() {
+            if let Err(e) = self.index.status() {
+                let e = self.table.index_error(e);
+                self.fail(e);
+            }
+            self.drop_data();
+            return false;
+        }
+        let h = match self.table.decode_handle(&self.index) {
+            Ok(h) => h,
+            Err(e) => {
+                self.fail(e);
+                return false;
+            }
+        };
+        if self.data.is_some() && h == self.data_handle {
+            return true;
+        }
+        match self.table.data_block(&h, self.fill_cache) {
+            Ok(block) => {
+                let old = self.data.take().map(BlockIter::into_buffer);
+                let buf = old.unwrap_or_else(|| std::mem::take(&mut self.spare_buf));
+                self.data = Some(BlockIter::with_buffer(block, buf));
+                self.data_handle = h;
+                true
+            }
+            Err(e) => {
+                self.fail(e);
+                false
+            }
+        }
+    }
+
+    /// After a step, records a block-level error; returns true if the data cursor is usable.
+    fn data_ok(&mut self) -> bool {
+        let Some(d) = &self.data else { return false };
+        if let Err(e) = d.status() {
+            let e = annotate(e, self.table.file_number, &self.data_handle);
+            self.fail(e);
+            return false;
+        }
+        true
+    }
+
+    fn skip_empty_forward(&mut self) {
+        while self.data_ok() && !self.data.as_ref().is_some_and(BlockIter::valid) {
+            self.index.next();
+            if !self.init_data_block() {
+                return;
+            }
+            if let Some(d) = &mut self.data {
+                d.seek_to_first();
+            }
+        }
+    }
+
+    fn skip_empty_backward(&mut self) {
+        while self.data_ok() && !self.data.as_ref().is_some_and(BlockIter::valid) {
+            self.index.prev();
+            if !self.init_data_block() {
+                return;
+            }
+            if let Some(d) = &mut self.data {
+                d.seek_to_last();
+            }
+        }
+    }
+
+    fn reset(&mut self) {
+        self.err = None;
+    }
+}
+
+impl InternalIterator for TableIterator {
+    fn valid(&self) -> bool {
+        self.err.is_none() && self.data.as_ref().is_some_and(BlockIter::valid)
+    }
+
+    fn seek_to_first(&mut self) {
+        self.reset();
+        self.index.seek_to_first();
+        if self.init_data_block() {
+            if let Some(d) = &mut self.data {
+                d.seek_to_first();
+            }
+            self.skip_empty_forward();
+        }
+    }
+
+    fn seek_to_last(&mut self) {
+        self.reset();
+        self.index.seek_to_last();
+        if self.init_data_block() {
+            if let Some(d) = &mut self.data {
+                d.seek_to_last();
+            }
+            self.skip_empty_backward();
+        }
+    }
+
+    fn seek(&mut self, target: &[u8]) {
+        self.reset();
+        self.index.seek(target);
+        if self.init_data_block() {
+            if let Some(d) = &mut self.data {
+                d.seek(target);
+            }
+            self.skip_empty_forward();
+        }
+    }
+
+    fn seek_for_prev(&mut self, target: &[u8]) {
+        self.seek(target);
+        if !self.valid() {
+            if self.err.is_none() {
+                self.seek_to_last();
+            }
+            return;
+        }
+        // Keys are unique, so at most one step back is needed; the loop is for robustness.
+        while self.valid() && key::compare(self.key(), target) == std::cmp::Ordering::Greater {
+            self.prev();
+        }
+    }
+
+    fn next(&mut self) {
+        debug_assert!(self.valid());
+        if let Some(d) = &mut self.data {
+            d.next();
+        }
+        self.skip_empty_forward();
+    }
+
+    fn prev(&mut self) {
+        debug_assert!(self.valid());
+        if let Some(d) = &mut self.data {
+            d.prev();
+        }
+        self.skip_empty_backward();
+    }
+
+    fn key(&self) -> &[u8] {
+        self.data.as_ref().map_or(&[], |d| d.key())
+    }
+
+    fn value(&self) -> &[u8] {
+        self.data.as_ref().map_or(&[], |d| d.value())
+    }
+
+    fn status(&self) -> Result<()> {
+        match &self.err {
+            Some(e) => Err(e.duplicate()),
+            None => Ok(()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::key::{make_internal_key, seek_key, ValueKind};
+    use crate::options::Compression;
+    use crate::sst::builder::{TableBuilder, TableBuilderOptions, TableSummary};
+    use crate::sst::testfs::{MemRandom, MemWritable};
+    use proptest::prelude::*;
+
+    type Entries = Vec<(Vec<u8>, Vec<u8>)>;
+
+    fn build(entries: &Entries, opts: TableBuilderOptions) -> (Vec<u8>, TableSummary) {
+        let file = MemWritable::default();
+        let mut b = TableBuilder::new(Box::new(file.clone()), opts);
+        for (k, v) in entries {
+            b.add(k, v).unwrap();
+        }
+        let summary = b.finish().unwrap();
+        let bytes = file.0.lock().clone();
+        assert_eq!(summary.file_size, bytes.len() as u64);
+        (bytes, summary)
+    }
+
+    fn open(bytes: Vec<u8>, cache: Option<Arc<BlockCache>>) -> Result<Arc<Table>> {
+        Table::open(Arc::new(MemRandom(bytes)), 7, cache).map(Arc::new)
+    }
+
+    /// Keys `k00000000`, `k00000002`, ... with a few versions each; odd numbers are absent.
+    fn sample(n: u32) -> Entries {
+        let mut out = Vec::new();
+        for i in 0..n {
+            let uk = format!("k{:08}", i * 2);
+            let versions = 1 + (i % 3) as u64;
+            for s in (0..versions).rev() {
+                let kind = if (i + s as u32) % 5 == 0 { ValueKind::Delete } else { ValueKind::Put };
+                let seq = u64::from(i) * 4 + s + 1;
+                let v = if kind == ValueKind::Delete {
+                    Vec::new()
+                } else {
+                    format!("value-{i}-{s}").repeat(3).into_bytes()
+                };
+                out.push((make_internal_key(uk.as_bytes(), seq, kind), v));
+            }
+        }
+        out
+    }
+
+    fn forward(it: &mut TableIterator) -> Entries {
+        let mut got = Vec::new();
+        it.seek_to_first();
+        while it.valid() {
+            got.push((it.key().to_vec(), it.value().to_vec()));
+            it.next();
+        }
+        got
+    }
+
+    fn backward(it: &mut TableIterator) -> Entries {
+        let mut got = Vec::new();
+        it.seek_to_last();
+        while it.valid() {
+            got.push((it.key().to_vec(), it.value().to_vec()));
+            it.prev();
+        }
+        got.reverse();
+        got
+    }
+
+    fn get_all(t: &Table, lookup: &[u8], limit: usize) -> Result<Entries> {
+        let mut got = Vec::new();
+        t.get(lookup, true, &mut |k, v| {
+            got.push((k.to_vec(), v.to_vec()));
+            got.len() < limit
+        })?;
+        Ok(got)
+    }
+
+    fn compressions() -> Vec<Compression> {
+        let mut c = vec![Compression::None, Compression::Snappy, Compression::Lz4];
+        if cfg!(feature = "zstd") {
+            c.push(Compression::Zstd);
+        }
+        c
+    }
+
+    #[test]
+    fn round_trip_with_every_compression() {
+        let entries = sample(6000);
+        assert!(entries.len() > 10_000);
+        for compression in compressions() {
+            let opts = TableBuilderOptions { compression, ..Default::default() };
+            let (bytes, summary) = build(&entries, opts);
+            assert_eq!(summary.num_entries, entries.len() as u64);
+            assert_eq!(summary.smallest, entries[0].0);
+            assert_eq!(summary.largest, entries[entries.len() - 1].0);
+            let cache = Arc::new(BlockCache::new(1 << 20));
+            let t = open(bytes, Some(cache.clone())).unwrap();
+            let p = t.properties();
+            assert_eq!((p.num_entries, p.num_deletions), (summary.num_entries, summary.num_deletions));
+            assert_eq!((p.smallest_seq, p.largest_seq), (summary.smallest_seq, summary.largest_seq));
+            assert_eq!(p.compression, compression);
+            assert!(p.num_data_blocks > 10);
+            t.verify_checksums().unwrap();
+            let mut it = t.iter(true);
+            assert_eq!(forward(&mut it), entries, "{compression:?}");
+            assert_eq!(backward(&mut it), entries, "{compression:?}");
+            assert!(it.status().is_ok());
+            assert!(cache.usage() > 0, "{compression:?}: nothing cached");
+            assert!(cache.usage() < 1 << 20);
+            check_point_reads(&t, &mut it, &entries);
+        }
+    }
+
+    fn check_point_reads(t: &Arc<Table>, it: &mut TableIterator, entries: &Entries) {
+        for (i, (k, v)) in entries.iter().enumerate().step_by(7) {
+            it.seek(k);
+            assert_eq!((it.key(), it.value()), (&k[..], &v[..]));
+            it.seek_for_prev(k);
+            assert_eq!(it.key(), &k[..]);
+            let got = get_all(t, k, 2).unwrap();
+            assert_eq!(got[..], entries[i..(i + 2).min(entries.len())]);
+            let uk = key::user_key(k);
+            assert!(t.may_contain(uk));
+            // The newest visible version via a seek key.
+            let first = entries.iter().position(|(e, _)| key::user_key(e) == uk).unwrap();
+            assert_eq!(get_all(t, &seek_key(uk, key::MAX_SEQ), 1).unwrap()[0], entries[first]);
+        }
+        let absent = seek_key(b"k00000003", key::MAX_SEQ);
+        let got = get_all(t, &absent, 1).unwrap();
+        assert!(got.is_empty() || key::user_key(&got[0].0) == b"k00000004");
+        it.seek(&seek_key(b"zzz", key::MAX_SEQ));
+        assert!(!it.valid());
+        it.seek_for_prev(&seek_key(b"zzz", key::MAX_SEQ));
+        assert_eq!(it.key(), &entries[entries.len() - 1].0[..]);
+        it.seek_for_prev(&seek_key(b"a", key::MAX_SEQ));
+        assert!(!it.valid() && it.status().is_ok());
+        let mut last = 0;
+        for (k, _) in entries.iter().step_by(101) {
+            let off = t.approximate_offset_of(k);
+            assert!(off >= last && off < t.file_size());
+            last = off;
+        }
+    }
+
+    #[test]
+    fn get_crosses_block_boundaries_and_skips_filtered_keys() {
+        let uk = b"many-versions";
+        let entries: Entries = (1..=500u64)
+            .rev()
+            .map(|s| (make_internal_key(uk, s, ValueKind::Put), s.to_le_bytes().to_vec()))
+            .collect();
+        let opts = TableBuilderOptions { block_size: 256, ..Default::default() };
+        let t = open(build(&entries, opts).0, None).unwrap();
+        assert!(t.properties().num_data_blocks > 5);
+        assert_eq!(get_all(&t, &seek_key(uk, 300), usize::MAX).unwrap(), entries[200..]);
+        let mut calls = 0;
+        t.get(&seek_key(b"absent", 9), true, &mut |_, _| {
+            calls += 1;
+            true
+        })
+        .unwrap();
+        assert_eq!(calls, 0, "filter should rule out the key (or it sorts before all entries)");
+        assert!(!t.may_contain(b"absent"));
+    }
+
+    #[test]
+    fn tables_without_filter_or_entries() {
+        let entries = sample(50);
+        let opts = TableBuilderOptions { bloom_bits_per_key: 0, ..Default::default() };
+        let t = open(build(&entries, opts).0, None).unwrap();
+        assert!(t.may_contain(b"anything"));
+        assert_eq!(forward(&mut t.iter(false)), entries);
+        let empty = TableBuilder::new(Box::new(MemWritable::default()), TableBuilderOptions::default());
+        assert!(matches!(empty.finish(), Err(Error::InvalidArgument(_))));
+    }
+
+    #[test]
+    fn short_or_foreign_files_are_rejected() {
+        let (bytes, _) = build(&sample(10), TableBuilderOptions::default());
+        assert!(open(bytes[..10].to_vec(), None).unwrap_err().is_corruption());
+        assert!(open(bytes[..bytes.len() - 1].to_vec(), None).unwrap_err().is_corruption());
+        assert!(open(vec![0u8; 200], None).unwrap_err().is_corruption());
+    }
+
+    /// Flips each byte of the data-block region and checks every read either fails with
+    /// `Corruption` or returns exactly the right data.
+    #[test]
+    fn flipped_data_bytes_are_detected_never_misread() {
+        let entries = sample(60);
+        for compression in [Compression::None, Compression::Snappy] {
+            let opts = TableBuilderOptions { block_size: 512, compression, ..Default::default() };
+            let (bytes, _) = build(&entries, opts);
+            let data_end = open(bytes.clone(), None).unwrap().data_end as usize;
+            for pos in 0..data_end {
+                let mut bad = bytes.clone();
+                bad[pos] ^= 0x41;
+                let t = open(bad, None).expect("meta blocks are intact");
+                check_reads_after_damage(&t, &entries, pos);
+            }
+        }
+    }
+
+    fn check_reads_after_damage(t: &Arc<Table>, entries: &Entries, pos: usize) {
+        assert!(t.verify_checksums().unwrap_err().is_corruption(), "byte {pos} not detected");
+        let mut it = t.iter(false);
+        let got = forward(&mut it);
+        assert_eq!(got[..], entries[..got.len()], "byte {pos}");
+        assert!(got.len() < entries.len() && it.status().unwrap_err().is_corruption());
+        let got = backward(&mut it);
+        assert_eq!(got[..], entries[entries.len() - got.len()..], "byte {pos}");
+        assert!(it.status().unwrap_err().is_corruption());
+        for (i, (k, _)) in entries.iter().enumerate() {
+            match get_all(t, k, 1) {
+                Ok(got) => assert_eq!(got[..], entries[i..=i], "byte {pos}"),
+                Err(e) => assert!(e.is_corruption(), "byte {pos}: {e}"),
+            }
+        }
+    }
+
+    /// A cursor over the sorted model, mirroring `InternalIterator` semantics.
+    fn model_seek(model: &Entries, target: &[u8]) -> Option<usize> {
+        let i = model.partition_point(|(k, _)| key::compare(k, target) == std::cmp::Ordering::Less);
+        (i < model.len()).then_some(i)
+    }
+
+    fn model_seek_for_prev(model: &Entries, target: &[u8]) -> Option<usize> {
+        let i = model.partition_point(|(k, _)| key::compare(k, target) != std::cmp::Ordering::Greater);
+        i.checked_sub(1)
+    }
+
+    #[derive(Debug, Clone)]
+    enum Op {
+        Seek(Vec<u8>, u64),
+        SeekForPrev(Vec<u8>, u64),
+        First,
+        Last,
+        Next,
+        Prev,
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        let uk = || proptest::collection::vec(0u8..4, 0..4);
+        prop_oneof![
+            (uk(), 0u64..20).prop_map(|(k, s)| Op::Seek(k, s)),
+            (uk(), 0u64..20).prop_map(|(k, s)| Op::SeekForPrev(k, s)),
+            Just(Op::First),
+            Just(Op::Last),
+            Just(Op::Next),
+            Just(Op::Next),
+            Just(Op::Prev),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        #[test]
+        fn iterator_matches_sorted_model(
+            keys in proptest::collection::btree_set((proptest::collection::vec(0u8..4, 0..4), 0u64..20), 1..300),
+            ops in proptest::collection::vec(op(), 1..60),
+            block_size in 64usize..600,
+            restart_interval in 1usize..8,
+        ) {
+            let mut model: Entries = keys
+                .iter()
+                .map(|(uk, s)| (make_internal_key(uk, *s, ValueKind::Put), format!("{uk:?}@{s}").into_bytes()))
+                .collect();
+            model.sort_by(|a, b| key::compare(&a.0, &b.0));
+            let opts = TableBuilderOptions { block_size, restart_interval, compression: Compression::Lz4, ..Default::default() };
+            let t = open(build(&model, opts).0, Some(Arc::new(BlockCache::new(1 << 16)))).unwrap();
+            let mut it = t.iter(true);
+            let mut pos: Option<usize> = None;
+            for op in ops {
+                pos = match op {
+                    Op::Seek(k, s) => { let tg = seek_key(&k, s); it.seek(&tg); model_seek(&model, &tg) }
+                    Op::SeekForPrev(k, s) => { let tg = seek_key(&k, s); it.seek_for_prev(&tg); model_seek_for_prev(&model, &tg) }
+                    Op::First => { it.seek_to_first(); Some(0) }
+                    Op::Last => { it.seek_to_last(); Some(model.len() - 1) }
+                    Op::Next => match pos { Some(p) => { it.next(); (p + 1 < model.len()).then_some(p + 1) } None => None },
+                    Op::Prev => match pos { Some(p) => { it.prev(); p.checked_sub(1) } None => None },
+                };
+                prop_assert_eq!(it.valid(), pos.is_some());
+                if let Some(p) = pos {
+                    prop_assert_eq!(it.key(), &model[p].0[..]);
+                    prop_assert_eq!(it.value(), &model[p].1[..]);
+                }
+                prop_assert!(it.status().is_ok());
+            }
+        }
+    }
+}
