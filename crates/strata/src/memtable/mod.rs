@@ -1,1 +1,207 @@
-//! placeholder: filled in by the memtable work.
+//! The memtable: the in-memory, sorted home of recent writes until they are flushed to an SST.
+//! It owns entry storage (an arena-backed concurrent skiplist), point-lookup walking and an
+//! [`InternalIterator`] over its entries, plus counters the DB uses to decide when to flush. It
+//! must not decide visibility (snapshots, tombstones, merges are resolved by the caller), must
+//! not synchronize writers (the DB's write-group leader is the only writer), and never removes
+//! or rewrites an entry.
+//!
+//! Entry encoding, stored inline in each skiplist node right after its level-0 link:
+//!
+//! ```text
+//! varint(ikey_len) | ikey = user_key ++ trailer (8 bytes LE, (seq << 8) | kind) | varint(value_len) | value
+//! ```
+//!
+//! Varints are LEB128 (as in `util::coding`). Entries order by [`key::compare`]: user key
+//! ascending, then sequence number descending, so the newest version of a key comes first.
+//!
+//! Thread safety: `MemTable` is `Send + Sync` because all shared state is either atomic or
+//! inside the skiplist, whose nodes are fully written before a Release store publishes them and
+//! are immutable afterwards; readers never take a lock. Readers' borrowed keys and values live
+//! in the arena, which drops with the `MemTable`; iterators hold an `Arc` to keep it alive.
+
+mod arena;
+mod skiplist;
+
+use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use crate::iter::InternalIterator;
+use crate::key::{self, SeqNo, ValueKind};
+use skiplist::{Node, SkipList};
+
+/// An in-memory sorted table of internal entries. See the module docs.
+pub struct MemTable {
+    list: SkipList,
+    entries: AtomicU64,
+    deletes: AtomicU64,
+    first_seq: AtomicU64,
+    largest_seq: AtomicU64,
+}
+
+impl MemTable {
+    /// An empty memtable.
+    pub fn new() -> MemTable {
+        MemTable {
+            list: SkipList::new(),
+            entries: AtomicU64::new(0),
+            deletes: AtomicU64::new(0),
+            first_seq: AtomicU64::new(0),
+            largest_seq: AtomicU64::new(0),
+        }
+    }
+
+    /// Adds the entry `(user_key, seq, kind) -> value`.
+    ///
+    /// REQUIRES: external synchronization among writers: only one thread calls `add` at a time
+    /// (the DB's write-group leader). Safe to call concurrently with readers and iterators.
+    /// Breaking this is memory-safe but serializes on an internal lock and may miscount stats.
+    /// REQUIRES: `(user_key, seq, kind)` was not added before (sequence numbers are unique).
+    pub fn add(&self, seq: SeqNo, kind: ValueKind, user_key: &[u8], value: &[u8]) {
+        self.list.insert(user_key, key::pack_trailer(seq, kind as u8), value);
+        // Load + store rather than read-modify-write: there is a single writer, and readers
+        // only need approximate, eventually exact values.
+        let n = self.entries.load(Ordering::Relaxed);
+        if n == 0 || seq < self.first_seq.load(Ordering::Relaxed) {
+            self.first_seq.store(seq, Ordering::Relaxed);
+        }
+        if seq > self.largest_seq.load(Ordering::Relaxed) {
+            self.largest_seq.store(seq, Ordering::Relaxed);
+        }
+        if kind == ValueKind::Delete {
+            self.deletes.store(self.deletes.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
+        }
+        self.entries.store(n + 1, Ordering::Relaxed);
+    }
+
+    /// Calls `f(internal_key, value)` for the first entry whose internal key is `>= lookup` and
+    /// each following entry in order, until `f` returns false or the entries run out. `lookup`
+    /// is an internal key, typically `key::seek_key(user_key, snapshot_seq)`. Allocation-free.
+    pub fn get(&self, lookup: &[u8], f: &mut dyn FnMut(&[u8], &[u8]) -> bool) {
+        let mut node = self.list.seek(lookup);
+        while let Some(n) = node {
+            let (k, v) = self.list.entry(n);
+            if !f(k, v) {
+                return;
+            }
+            node = self.list.successor(n);
+        }
+    }
+
+    /// An iterator over every entry; it keeps this memtable alive.
+    pub fn iter(self: &Arc<Self>) -> MemTableIterator {
+        MemTableIterator { mem: Arc::clone(self), node: None }
+    }
+
+    /// Bytes of entry storage used so far, including node links and arena padding.
+    pub fn approximate_memory_usage(&self) -> usize {
+        self.list.memory_usage()
+    }
+
+    /// Number of entries added.
+    pub fn num_entries(&self) -> u64 {
+        self.entries.load(Ordering::Relaxed)
+    }
+
+    /// Number of [`ValueKind::Delete`] entries added.
+    pub fn num_deletes(&self) -> u64 {
+        self.deletes.load(Ordering::Relaxed)
+    }
+
+    /// True when nothing has been added.
+    pub fn is_empty(&self) -> bool {
+        self.num_entries() == 0
+    }
+
+    /// The smallest sequence number added, or 0 when empty.
+    pub fn first_seq(&self) -> SeqNo {
+        self.first_seq.load(Ordering::Relaxed)
+    }
+
+    /// The largest sequence number added, or 0 when empty.
+    pub fn largest_seq(&self) -> SeqNo {
+        self.largest_seq.load(Ordering::Relaxed)
+    }
+}
+
+impl Default for MemTable {
+    fn default() -> Self {
+        MemTable::new()
+    }
+}
+
+impl fmt::Debug for MemTable {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("MemTable")
+            .field("entries", &self.num_entries())
+            .field("deletes", &self.num_deletes())
+            .field("first_seq", &self.first_seq())
+            .field("largest_seq", &self.largest_seq())
+            .field("memory", &self.approximate_memory_usage())
+            .finish()
+    }
+}
+
+/// An [`InternalIterator`] over a [`MemTable`]. It sees entries added before each positioning
+/// call and possibly some added concurrently; what it sees is always sorted. `prev` costs a
+/// search (O(log n)) because nodes have no back links.
+pub struct MemTableIterator {
+    mem: Arc<MemTable>,
+    /// Current node of `mem.list`, or `None` when not valid.
+    node: Option<Node>,
+}
+
+impl MemTableIterator {
+    fn list(&self) -> &SkipList {
+        &self.mem.list
+    }
+}
+
+impl InternalIterator for MemTableIterator {
+    fn valid(&self) -> bool {
+        self.node.is_some()
+    }
+
+    fn seek_to_first(&mut self) {
+        self.node = self.list().first();
+    }
+
+    fn seek_to_last(&mut self) {
+        self.node = self.list().last();
+    }
+
+    fn seek(&mut self, target: &[u8]) {
+        self.node = self.list().seek(target);
+    }
+
+    fn seek_for_prev(&mut self, target: &[u8]) {
+        self.node = self.list().seek_before(target, true);
+    }
+
+    fn next(&mut self) {
+        debug_assert!(self.valid());
+        self.node = self.node.and_then(|n| self.list().successor(n));
+    }
+
+    fn prev(&mut self) {
+        debug_assert!(self.valid());
+        self.node = self.node.and_then(|n| self.list().seek_before(self.list().key(n), false));
+    }
+
+    fn key(&self) -> &[u8] {
+        debug_assert!(self.valid());
+        self.node.map_or(&[], |n| self.list().key(n))
+    }
+
+    fn value(&self) -> &[u8] {
+        debug_assert!(self.valid());
+        self.node.map_or(&[], |n| self.list().value(n))
+    }
+
+    fn status(&self) -> crate::Result<()> {
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,408 @@
+//! The memtable's ordered index: a skiplist whose nodes live in an [`Arena`] and hold their entry
+//! inline, in the style of LevelDB's `db/skiplist.h`. One writer at a time, any number of
+//! lock-free readers. It owns the node layout, the entry encoding and the publication protocol;
+//! it must not know about sequence-number visibility or tombstones (that is the memtable's and
+//! the read path's business), and nodes are never removed.
+//!
+//! Node layout (one arena allocation, 8-byte aligned, for a node of height `h`):
+//!
+//! ```text
+//! [next[h-1]] ... [next[1]] [next[0]] [varint klen][internal key][varint vlen][value]
+//!                           ^ a `Node` points here
+//! ```
+//!
+//! The pointers sit *before* the node's address so that `next[0]`, the key length and the start
+//! of the key share a cache line: a search step touches one line per node, not two.
+//!
+//! Concurrency: a node is fully written (entry and its own `next` pointers) before a `Release`
+//! store links it in; readers load links with `Acquire`, so they never see a half-built node.
+//! Entries are immutable once linked, and nodes are freed only when the arena drops.
+
+use std::cmp::Ordering as CmpOrdering;
+use std::ptr::{self, NonNull};
+use std::slice;
+use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
+
+use parking_lot::Mutex;
+
+use super::arena::Arena;
+use crate::key;
+
+/// Tallest node. With branching 1/4, 12 levels index ~4^12 = 16M entries well.
+pub(super) const MAX_HEIGHT: usize = 12;
+
+const POINTER: usize = size_of::<AtomicPtr<u8>>();
+
+/// Address of a node of one particular [`SkipList`], pointing at its `next[0]` slot.
+///
+/// Invariant (module-internal): a `Node` is only obtained from, and only passed back to, the
+/// list whose arena holds it; every accessor below relies on that.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(super) struct Node(NonNull<u8>);
+
+// SAFETY: a `Node` is an address and nothing else; reading through it always goes through
+// `&SkipList`, whose lifetime (or an `Arc` owning it) keeps the memory alive, and the memory is
+// published with Release/Acquire. Moving or sharing the address itself is harmless.
+unsafe impl Send for Node {}
+// SAFETY: see the `Send` impl above.
+unsafe impl Sync for Node {}
+
+/// A concurrent skiplist of `(internal key, value)` entries ordered by [`key::compare`].
+pub(super) struct SkipList {
+    arena: Arena,
+    /// Sentinel of height `MAX_HEIGHT` with an empty entry; its key is never compared.
+    head: Node,
+    /// Height of the tallest node so far. Relaxed: a reader seeing a stale (smaller) value just
+    /// starts lower, and one seeing a new value before the head's link just moves down a level.
+    max_height: AtomicUsize,
+    /// Writer-only state. The lock is uncontended when callers honour the single-writer
+    /// requirement; it exists so that breaking the requirement is slow rather than unsound.
+    writer: Mutex<Writer>,
+}
+
+/// State only the writer touches.
+struct Writer {
+    /// For the last inserted key, the last node before it on each level (the new node itself on
+    /// the levels it spans; `head` above the list's height). Lets in-order inserts skip the
+    /// search entirely.
+    splice: [Node; MAX_HEIGHT],
+    /// xorshift64 state for node heights.
+    rng: u64,
+}
+
+impl SkipList {
+    /// An empty list.
+    pub(super) fn new() -> SkipList {
+        let arena = Arena::new();
+        // SAFETY: `arena` is local to this call, so no other `allocate` can run.
+        let head = unsafe { build_node(&arena, MAX_HEIGHT, &[], &[]) };
+        SkipList {
+            arena,
+            head,
+            max_height: AtomicUsize::new(1),
+            writer: Mutex::new(Writer { splice: [head; MAX_HEIGHT], rng: 0x2545_f491_4f6c_dd1d }),
+        }
+    }
+
+    /// Inserts the entry `(user_key ++ trailer, value)`.
+    ///
+    /// REQUIRES: at most one thread inserts at a time (the caller serializes writers);
+    /// concurrent readers are fine. An internal lock keeps a violation memory-safe, at a cost.
+    /// REQUIRES: no entry with an equal internal key is already in the list.
+    pub(super) fn insert(&self, user_key: &[u8], trailer: u64, value: &[u8]) {
+        let mut w = self.writer.lock();
+        let height = w.random_height();
+        // SAFETY: holding `writer` makes this the only `allocate` call on the arena.
+        let node = unsafe { build_node(&self.arena, height, &[user_key, &trailer.to_le_bytes()], value) };
+        let key = self.key(node);
+        if !self.splice_brackets(w.splice[0], key) {
+            self.find_splice(key, &mut w.splice);
+        }
+        debug_assert!(self.next(w.splice[0], 0).is_none_or(|n| self.key(n) != key), "duplicate key");
+        if height > self.max_height.load(Ordering::Relaxed) {
+            // The splice holds `head` on levels above the old height, so linking just works.
+            self.max_height.store(height, Ordering::Relaxed);
+        }
+        for level in 0..height {
+            let prev = w.splice[level];
+            let succ = self.next(prev, level).map_or(ptr::null_mut(), |n| n.0.as_ptr());
+            // Relaxed: `node` is unreachable until the Release store below publishes it.
+            self.slot(node, level).store(succ, Ordering::Relaxed);
+            self.slot(prev, level).store(node.0.as_ptr(), Ordering::Release);
+            w.splice[level] = node;
+        }
+    }
+
+    /// True when `key` belongs right after the last inserted key: then the whole splice is
+    /// valid (higher levels bracket a wider range) and no search is needed.
+    fn splice_brackets(&self, prev: Node, key: &[u8]) -> bool {
+        (prev == self.head || key::compare(self.key(prev), key) == CmpOrdering::Less)
+            && self.next(prev, 0).is_none_or(|n| key::compare(key, self.key(n)) == CmpOrdering::Less)
+    }
+
+    /// Fills `splice[level]` with the last node before `key` on every level of the list.
+    fn find_splice(&self, key: &[u8], splice: &mut [Node; MAX_HEIGHT]) {
+        let mut x = self.head;
+        let mut level = self.max_height.load(Ordering::Relaxed) - 1;
+        let mut known_bigger = None;
+        loop {
+            let next = self.next(x, level);
+            match next {
+                Some(n) if next != known_bigger && self.is_before(n, key) => x = n,
+                _ => {
+                    splice[level] = x;
+                    if level == 0 {
+                        return;
+                    }
+                    known_bigger = next;
+                    level -= 1;
+                }
+            }
+        }
+    }
+
+    /// The first node whose key is `>= target`.
+    pub(super) fn seek(&self, target: &[u8]) -> Option<Node> {
+        let mut x = self.head;
+        let mut level = self.max_height.load(Ordering::Relaxed) - 1;
+        // A node already found `>= target` one level up needs no second comparison.
+        let mut known_bigger = None;
+        loop {
+            let next = self.next(x, level);
+            match next {
+                Some(n) if next != known_bigger && self.is_before(n, target) => x = n,
+                _ if level == 0 => return next,
+                _ => {
+                    known_bigger = next;
+                    level -= 1;
+                }
+            }
+        }
+    }
+
+    /// The last node whose key is `< target`, or `<= target` when `inclusive`.
+    pub(super) fn seek_before(&self, target: &[u8], inclusive: bool) -> Option<Node> {
+        let limit = if inclusive { CmpOrdering::Greater } else { CmpOrdering::Equal };
+        let mut x = self.head;
+        let mut level = self.max_height.load(Ordering::Relaxed) - 1;
+        loop {
+            match self.next(x, level) {
+                Some(n) if key::compare(self.key(n), target) < limit => x = n,
+                _ if level == 0 => return (x != self.head).then_some(x),
+                _ => level -= 1,
+            }
+        }
+    }
+
+    /// The first node, if any.
+    pub(super) fn first(&self) -> Option<Node> {
+        self.next(self.head, 0)
+    }
+
+    /// The last node, if any.
+    pub(super) fn last(&self) -> Option<Node> {
+        let mut x = self.head;
+        let mut level = self.max_height.load(Ordering::Relaxed) - 1;
+        loop {
+            match self.next(x, level) {
+                Some(n) => x = n,
+                None if level == 0 => return (x != self.head).then_some(x),
+                None => level -= 1,
+            }
+        }
+    }
+
+    /// The node after `node` on level 0.
+    #[inline]
+    pub(super) fn successor(&self, node: Node) -> Option<Node> {
+        self.next(node, 0)
+    }
+
+    /// The node's internal key.
+    #[inline]
+    pub(super) fn key(&self, node: Node) -> &[u8] {
+        self.entry(node).0
+    }
+
+    /// The node's value.
+    #[inline]
+    pub(super) fn value(&self, node: Node) -> &[u8] {
+        self.entry(node).1
+    }
+
+    /// The node's internal key and value.
+    #[inline]
+    pub(super) fn entry(&self, node: Node) -> (&[u8], &[u8]) {
+        // SAFETY: `node` belongs to this list (module invariant), so it was fully written by
+        // `build_node` before a Release store made it reachable, and we reached it through an
+        // Acquire load; the entry bytes follow the level-0 slot, exactly as `build_node` laid
+        // them out, are never written again, and live as long as `self.arena`, i.e. `&self`.
+        unsafe {
+            let (klen, p) = read_varint(node.0.as_ptr().add(POINTER));
+            let key = slice::from_raw_parts(p, klen);
+            let (vlen, p) = read_varint(p.add(klen));
+            (key, slice::from_raw_parts(p, vlen))
+        }
+    }
+
+    /// Bytes the list's arena has handed out.
+    pub(super) fn memory_usage(&self) -> usize {
+        self.arena.memory_usage()
+    }
+
+    /// True when `node`'s key sorts strictly before `key`.
+    #[inline]
+    fn is_before(&self, node: Node, key: &[u8]) -> bool {
+        key::compare(self.key(node), key) == CmpOrdering::Less
+    }
+
+    /// The node's successor on `level`.
+    #[inline]
+    fn next(&self, node: Node, level: usize) -> Option<Node> {
+        NonNull::new(self.slot(node, level).load(Ordering::Acquire)).map(Node)
+    }
+
+    /// The node's `next[level]` slot. Callers only use levels below the node's height: they
+    /// reached the node on that level or higher, or they are linking a node they just built.
+    #[inline]
+    fn slot(&self, node: Node, level: usize) -> &AtomicPtr<u8> {
+        debug_assert!(level < MAX_HEIGHT);
+        // SAFETY: `node` belongs to this list (module invariant) and has height > `level`, so
+        // the slot lies inside its arena allocation, is 8-byte aligned (arena alignment,
+        // pointer-sized steps), was initialized by `build_node`, and lives as long as `&self`.
+        unsafe { &*node.0.as_ptr().cast::<AtomicPtr<u8>>().sub(level) }
+    }
+}
+
+impl Writer {
+    /// A height in `1..=MAX_HEIGHT`, each extra level with probability 1/4.
+    fn random_height(&mut self) -> usize {
+        let mut x = self.rng;
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        self.rng = x;
+        // Two more trailing zero bits are a 1-in-4 event; the sentinel bit caps the height.
+        let zeros = (x | 1 << (2 * (MAX_HEIGHT - 1))).trailing_zeros() as usize;
+        1 + zeros / 2
+    }
+}
+
+/// Allocates a node of `height` with null links and the entry whose internal key is the
+/// concatenation of `key_parts` (the head sentinel passes none).
+///
+/// # Safety
+/// No other `allocate` may run on `arena` concurrently (the caller is the single writer).
+unsafe fn build_node(arena: &Arena, height: usize, key_parts: &[&[u8]], value: &[u8]) -> Node {
+    let klen: usize = key_parts.iter().map(|p| p.len()).sum();
+    let (kvar, kn) = encode_varint(klen);
+    let (vvar, vn) = encode_varint(value.len());
+    let size = height * POINTER + kn + klen + vn + value.len();
+    // SAFETY: the caller guarantees exclusive allocation.
+    let base = unsafe { arena.allocate(size) }.as_ptr();
+    // SAFETY: `base..base + size` is a fresh allocation nobody else can see yet, 8-byte aligned,
+    // and the writes below stay inside it: `height` pointers, then exactly the entry bytes
+    // counted in `size`.
+    unsafe {
+        for i in 0..height {
+            base.cast::<*mut u8>().add(i).write(ptr::null_mut());
+        }
+        let node = base.add((height - 1) * POINTER);
+        let mut p = put(node.add(POINTER), &kvar[..kn]);
+        for part in key_parts {
+            p = put(p, part);
+        }
+        put(put(p, &vvar[..vn]), value);
+        Node(NonNull::new_unchecked(node))
+    }
+}
+
+/// Copies `bytes` to `dst` and returns the byte after them.
+///
+/// # Safety
+/// `dst` must be valid for `bytes.len()` writes and not overlap `bytes`.
+#[inline]
+unsafe fn put(dst: *mut u8, bytes: &[u8]) -> *mut u8 {
+    // SAFETY: guaranteed by the caller.
+    unsafe {
+        ptr::copy_nonoverlapping(bytes.as_ptr(), dst, bytes.len());
+        dst.add(bytes.len())
+    }
+}
+
+/// LEB128-encodes `v` into a stack buffer; returns it and the length used.
+#[inline]
+fn encode_varint(mut v: usize) -> ([u8; 10], usize) {
+    let mut buf = [0u8; 10];
+    let mut n = 0;
+    while v >= 0x80 {
+        buf[n] = v as u8 | 0x80;
+        v >>= 7;
+        n += 1;
+    }
+    buf[n] = v as u8;
+    (buf, n + 1)
+}
+
+/// Decodes a varint written by [`encode_varint`]; returns it and the byte after it.
+///
+/// # Safety
+/// `p` must point at a complete varint written by `encode_varint`.
+#[inline]
+unsafe fn read_varint(mut p: *const u8) -> (usize, *const u8) {
+    let mut v = 0usize;
+    let mut shift = 0;
+    loop {
+        // SAFETY: the caller guarantees a complete varint, so every byte up to and including
+        // the one without the continuation bit is readable.
+        let b = unsafe { p.read() };
+        // SAFETY: as above; at worst this points one past the varint, inside the entry.
+        p = unsafe { p.add(1) };
+        v |= usize::from(b & 0x7f) << shift;
+        if b < 0x80 {
+            return (v, p);
+        }
+        shift += 7;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::key::{make_internal_key, pack_trailer, ValueKind};
+
+    fn keys(list: &SkipList) -> Vec<Vec<u8>> {
+        let mut out = Vec::new();
+        let mut n = list.first();
+        while let Some(node) = n {
+            out.push(list.key(node).to_vec());
+            n = list.successor(node);
+        }
+        out
+    }
+
+    #[test]
+    fn in_order_reverse_and_shuffled_inserts_all_come_out_sorted() {
+        for order in ["asc", "desc", "shuffled"] {
+            let list = SkipList::new();
+            let mut ids: Vec<u32> = (0..2000).collect();
+            match order {
+                "desc" => ids.reverse(),
+                "shuffled" => ids.sort_by_key(|i| i.wrapping_mul(2_654_435_761)),
+                _ => {}
+            }
+            for i in &ids {
+                list.insert(format!("k{i:06}").as_bytes(), pack_trailer(1, 1), &i.to_le_bytes());
+            }
+            let want: Vec<Vec<u8>> = (0..2000)
+                .map(|i| make_internal_key(format!("k{i:06}").as_bytes(), 1, ValueKind::Put))
+                .collect();
+            assert_eq!(keys(&list), want, "{order}");
+            let last = list.last().unwrap();
+            assert_eq!(list.value(last), 1999u32.to_le_bytes());
+        }
+    }
+
+    #[test]
+    fn heights_follow_a_quarter_branching() {
+        let mut w = Writer { splice: [Node(NonNull::dangling()); MAX_HEIGHT], rng: 0x2545_f491_4f6c_dd1d };
+        let mut counts = [0usize; MAX_HEIGHT + 1];
+        for _ in 0..100_000 {
+            counts[w.random_height()] += 1;
+        }
+        assert_eq!(counts[0], 0);
+        assert!((73_000..77_000).contains(&counts[1]), "{counts:?}");
+        assert!((17_000..20_500).contains(&counts[2]), "{counts:?}");
+    }
+
+    #[test]
+    fn varints_round_trip() {
+        for v in [0usize, 1, 127, 128, 300, 1 << 20, usize::MAX] {
+            let (buf, n) = encode_varint(v);
+            // SAFETY: `buf` holds a complete varint from `encode_varint`.
+            let (got, end) = unsafe { read_varint(buf.as_ptr()) };
+            assert_eq!(got, v);
+            assert_eq!(end as usize - buf.as_ptr() as usize, n);
+        }
+    }
+}
