@@ -123,6 +123,7 @@ impl WriteBatch {
     }
 
     /// Stamps the first sequence number and count into the header; returns the encoded payload.
+    #[cfg(test)]
     pub(crate) fn seal(&mut self, first_seq: SeqNo) -> &[u8] {
         self.rep[..8].copy_from_slice(&first_seq.to_le_bytes());
         self.rep[8..12].copy_from_slice(&self.count.to_le_bytes());

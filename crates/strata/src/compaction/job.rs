@@ -152,8 +152,10 @@ impl Job<'_> {
         };
         self.key_buf.clear();
         key::append_internal_key(&mut self.key_buf, user_key, entry.seq, kind as u8);
-        let builder = self.table_builder()?;
-        builder.add(&self.key_buf, &value)?;
+        let key_buf = std::mem::take(&mut self.key_buf);
+        let added = self.table_builder().and_then(|b| b.add(&key_buf, &value));
+        self.key_buf = key_buf;
+        added?;
         self.out.entries_out += 1;
         Ok(())
     }

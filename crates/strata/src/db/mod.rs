@@ -74,7 +74,7 @@ pub(crate) struct DbInner {
 #[derive(Clone)]
 pub struct Db {
     inner: Arc<DbInner>,
-    closer: Arc<background::Closer>,
+    _closer: Arc<background::Closer>,
 }
 
 impl std::fmt::Debug for Db {
@@ -93,7 +93,7 @@ impl Db {
     pub fn open(path: impl AsRef<Path>, opts: Options) -> Result<Db> {
         let inner = open::open(path.as_ref(), opts)?;
         let closer = background::start(&inner);
-        Ok(Db { inner, closer })
+        Ok(Db { inner, _closer: closer })
     }
 
     /// Sets `key` to `value`.

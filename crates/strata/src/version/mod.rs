@@ -1,7 +1,11 @@
-//! Versions of the tree's file set and the MANIFEST records that evolve them. This module owns
-//! the version-edit codec (`edit`); it must not do IO itself (the MANIFEST is a log written
-//! through `crate::wal`). See `docs/format-manifest.md` for the bytes.
+//! Versions of the tree's file set and the MANIFEST records that evolve them: the edit codec
+//! (`edit`), the immutable `Version` (`version`) and the `VersionSet` that logs edits to the
+//! MANIFEST (`set`). Only `set` does IO, and only through the filesystem seam and `crate::wal`.
+//! See `docs/format.md` for the bytes.
 
 pub mod edit;
+pub mod set;
+#[allow(clippy::module_inception)]
+pub mod version;
 
 pub use edit::{BlobFileMeta, FileMeta, VersionEdit};
