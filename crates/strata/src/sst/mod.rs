@@ -22,6 +22,20 @@ pub use table::{Table, TableIterator};
 pub type BlockCache = crate::cache::ShardedCache<Arc<Block>>;
 
 #[cfg(test)]
+mod tests {
+    #[test]
+    fn shared_types_are_thread_safe() {
+        fn is<T: Send + Sync + 'static>() {}
+        is::<super::Block>();
+        is::<super::Table>();
+        is::<super::BlockCache>();
+        fn sendable<T: Send + 'static>() {}
+        sendable::<super::TableIterator>();
+        sendable::<super::BlockIter>();
+    }
+}
+
+#[cfg(test)]
 pub(crate) mod testfs {
     //! In-memory files for SST tests.
 
