@@ -50,7 +50,8 @@ fn check_key(key: &[u8]) -> Option<String> {
 }
 
 fn check_value(value: &[u8]) -> Option<String> {
-    (value.len() > MAX_VALUE_LEN).then(|| format!("value is {} bytes, the limit is {MAX_VALUE_LEN}", value.len()))
+    (value.len() > MAX_VALUE_LEN)
+        .then(|| format!("value is {} bytes, the limit is {MAX_VALUE_LEN}", value.len()))
 }
 
 impl WriteBatch {

@@ -4,10 +4,7 @@
 use strata::{merge, Db, Options, ReadOptions, WriteBatch, WriteOptions};
 
 fn opts() -> Options {
-    let mut o = Options::default();
-    o.write_buffer_size = 64 << 10;
-    o.merge_operator = merge::builtin("uint64add");
-    o
+    Options { write_buffer_size: 64 << 10, merge_operator: merge::builtin("uint64add"), ..Options::default() }
 }
 
 fn collect(db: &Db, ro: &ReadOptions) -> Vec<(Vec<u8>, Vec<u8>)> {

@@ -67,7 +67,7 @@ impl<V: Clone> Shard<V> {
     /// Sweeps the clock hand until `extra` more bytes fit (or the shard is empty).
     fn evict_for(&mut self, extra: usize) {
         let mut sweeps = 0usize;
-        while self.usage + extra > self.capacity && self.map.len() > 0 && sweeps < 3 * self.ring.len() {
+        while self.usage + extra > self.capacity && !self.map.is_empty() && sweeps < 3 * self.ring.len() {
             sweeps += 1;
             if self.hand >= self.ring.len() {
                 self.hand = 0;

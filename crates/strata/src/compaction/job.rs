@@ -87,7 +87,8 @@ impl Job<'_> {
         let mut user_key: Vec<u8> = Vec::new();
         let mut versions: Vec<Entry> = Vec::new();
         while input.valid() {
-            let parsed = key::parse(input.key()).ok_or_else(|| Error::corruption("undecodable key in compaction input"))?;
+            let parsed = key::parse(input.key())
+                .ok_or_else(|| Error::corruption("undecodable key in compaction input"))?;
             if parsed.user_key != user_key.as_slice() && !versions.is_empty() {
                 self.process(&user_key, std::mem::take(&mut versions))?;
                 if self.db.closing.load(Ordering::Relaxed) {

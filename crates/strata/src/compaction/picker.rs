@@ -98,9 +98,15 @@ fn files_overlap_each_other(files: &[Arc<FileMeta>]) -> bool {
 }
 
 /// Builds the compaction of `inputs` from `level` into `output_level`.
-pub fn compaction_for(v: &Version, level: usize, output_level: usize, inputs: Vec<Arc<FileMeta>>) -> Option<Compaction> {
+pub fn compaction_for(
+    v: &Version,
+    level: usize,
+    output_level: usize,
+    inputs: Vec<Arc<FileMeta>>,
+) -> Option<Compaction> {
     let (lo, hi) = user_range(&inputs)?;
-    let output_inputs = if output_level == level { Vec::new() } else { v.overlapping(output_level, Some(&lo), Some(&hi)) };
+    let output_inputs =
+        if output_level == level { Vec::new() } else { v.overlapping(output_level, Some(&lo), Some(&hi)) };
     let trivial_move = output_level != level
         && output_inputs.is_empty()
         && !(level == 0 && files_overlap_each_other(&inputs));
@@ -189,9 +195,8 @@ mod tests {
     fn sequential_l0_files_are_moved_not_rewritten() {
         let o = Options::default();
         let keys = ["a", "b", "c", "d", "e", "f", "g", "h"];
-        let v = version(
-            (0..4).map(|i| (0, meta(i as u64 + 1, keys[2 * i], keys[2 * i + 1], 1 << 20))).collect(),
-        );
+        let v =
+            version((0..4).map(|i| (0, meta(i as u64 + 1, keys[2 * i], keys[2 * i + 1], 1 << 20))).collect());
         let c = pick(&v, &o).unwrap();
         assert!(c.trivial_move);
     }

@@ -78,7 +78,8 @@ pub(crate) fn start(inner: &Arc<DbInner>) -> Arc<Closer> {
     let mut threads = Vec::new();
     for i in 0..inner.opts.max_background_jobs {
         let db = Arc::clone(inner);
-        let spawned = std::thread::Builder::new().name(format!("strata-bg-{i}")).spawn(move || db.background_loop());
+        let spawned =
+            std::thread::Builder::new().name(format!("strata-bg-{i}")).spawn(move || db.background_loop());
         match spawned {
             Ok(t) => threads.push(t),
             Err(e) => tracing::error!(error = %e, "could not start a background thread"),
@@ -181,7 +182,12 @@ impl DbInner {
             let imm = sv.imm.iter().filter(|m| !Arc::ptr_eq(m, &mem)).cloned().collect();
             SuperVersion { mem: Arc::clone(&sv.mem), imm, version }
         })?;
-        tracing::debug!(tables = out.tables.len(), bytes = out.bytes_written, ms = start.elapsed().as_millis() as u64, "flush done");
+        tracing::debug!(
+            tables = out.tables.len(),
+            bytes = out.bytes_written,
+            ms = start.elapsed().as_millis() as u64,
+            "flush done"
+        );
         self.delete_obsolete_files();
         Ok(())
     }
@@ -243,8 +249,13 @@ impl DbInner {
             imm: sv.imm.clone(),
             version,
         })?;
-        tracing::debug!(level = c.level, output_level = c.output_level, trivial = c.trivial_move,
-            ms = start.elapsed().as_millis() as u64, "compaction done");
+        tracing::debug!(
+            level = c.level,
+            output_level = c.output_level,
+            trivial = c.trivial_move,
+            ms = start.elapsed().as_millis() as u64,
+            "compaction done"
+        );
         self.delete_obsolete_files();
         Ok(())
     }
@@ -269,8 +280,10 @@ impl DbInner {
             let mut bg = self.bg.lock();
             let tables: Vec<u64> = std::mem::take(&mut bg.obsolete_tables);
             let blobs: Vec<u64> = std::mem::take(&mut bg.obsolete_blobs);
-            let (dead_t, keep_t): (Vec<u64>, Vec<u64>) = tables.into_iter().partition(|n| !live_tables.contains(n));
-            let (dead_b, keep_b): (Vec<u64>, Vec<u64>) = blobs.into_iter().partition(|n| !live_blobs.contains(n));
+            let (dead_t, keep_t): (Vec<u64>, Vec<u64>) =
+                tables.into_iter().partition(|n| !live_tables.contains(n));
+            let (dead_b, keep_b): (Vec<u64>, Vec<u64>) =
+                blobs.into_iter().partition(|n| !live_blobs.contains(n));
             bg.obsolete_tables = keep_t;
             bg.obsolete_blobs = keep_b;
             (dead_t, dead_b)
@@ -358,7 +371,8 @@ impl DbInner {
         let last = NUM_LEVELS - 1;
         for level in 0..last {
             let version = self.super_version.load().version.clone();
-            let inputs = if level == 0 { version.files[0].clone() } else { version.overlapping(level, start, end) };
+            let inputs =
+                if level == 0 { version.files[0].clone() } else { version.overlapping(level, start, end) };
             if inputs.is_empty() {
                 continue;
             }
@@ -410,7 +424,9 @@ fn blob_files_to_relocate(v: &Version, age_cutoff: f64, manual: bool) -> HashSet
 fn fully_garbage_blob_files(v: &Version, garbage: &[(u64, u64, u64)]) -> Vec<u64> {
     garbage
         .iter()
-        .filter(|&&(n, count, _)| v.blob_files.get(&n).is_some_and(|s| s.garbage_count + count >= s.meta.total_count))
+        .filter(|&&(n, count, _)| {
+            v.blob_files.get(&n).is_some_and(|s| s.garbage_count + count >= s.meta.total_count)
+        })
         .map(|&(n, _, _)| n)
         .collect()
 }

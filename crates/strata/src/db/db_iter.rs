@@ -53,7 +53,7 @@ fn prefix_successor(prefix: &[u8]) -> Option<Vec<u8>> {
     None
 }
 
-fn tighter<'a>(a: Option<Vec<u8>>, b: Option<Vec<u8>>, pick_max: bool) -> Option<Vec<u8>> {
+fn tighter(a: Option<Vec<u8>>, b: Option<Vec<u8>>, pick_max: bool) -> Option<Vec<u8>> {
     match (a, b) {
         (Some(a), Some(b)) => Some(if (a > b) == pick_max { a } else { b }),
         (a, b) => a.or(b),
@@ -277,7 +277,11 @@ impl DbIterator {
                     }
                     self.iter.next();
                 }
-                self.value = self.db.full_merge(&self.key, base.as_deref(), operands.iter().rev().map(Vec::as_slice))?;
+                self.value = self.db.full_merge(
+                    &self.key,
+                    base.as_deref(),
+                    operands.iter().rev().map(Vec::as_slice),
+                )?;
                 Ok(true)
             }
         }
@@ -349,7 +353,11 @@ impl DbIterator {
 }
 
 /// The internal iterators of every memtable and file in `sv`, newest first.
-fn children(db: &Arc<DbInner>, sv: &SuperVersion, fill_cache: bool) -> Result<Vec<Box<dyn InternalIterator>>> {
+fn children(
+    db: &Arc<DbInner>,
+    sv: &SuperVersion,
+    fill_cache: bool,
+) -> Result<Vec<Box<dyn InternalIterator>>> {
     let mut out: Vec<Box<dyn InternalIterator>> = Vec::new();
     out.push(Box::new(sv.mem.iter()));
     for imm in &sv.imm {

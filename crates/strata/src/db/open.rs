@@ -75,7 +75,9 @@ pub(crate) fn open(path: &Path, opts: Options) -> Result<Arc<DbInner>> {
 fn prepare_directory(fs: &dyn FileSystem, path: &Path, opts: &Options) -> Result<()> {
     match fs.is_dir(path)? {
         Some(true) => Ok(()),
-        Some(false) => Err(Error::InvalidArgument(format!("{} exists and is not a directory", path.display()))),
+        Some(false) => {
+            Err(Error::InvalidArgument(format!("{} exists and is not a directory", path.display())))
+        }
         None if opts.create_if_missing => fs.create_dir_all(path),
         None => Err(Error::NotADatabase(path.to_path_buf())),
     }
@@ -119,7 +121,9 @@ fn check_listed_files(fs: &dyn FileSystem, path: &Path, versions: &VersionSet) -
                     file.display()
                 )))
             }
-            Err(e) => return Err(Error::corruption(format!("{} is listed but unreadable: {e}", file.display()))),
+            Err(e) => {
+                return Err(Error::corruption(format!("{} is listed but unreadable: {e}", file.display())))
+            }
         }
     }
     Ok(())

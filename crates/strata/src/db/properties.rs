@@ -74,10 +74,16 @@ impl DbInner {
         match name {
             "stats" => Some(self.stats_text()),
             "levelstats" => Some(self.level_stats_text()),
-            "estimate-pending-compaction-bytes" => Some(picker::pending_compaction_bytes(&v, &self.opts).to_string()),
+            "estimate-pending-compaction-bytes" => {
+                Some(picker::pending_compaction_bytes(&v, &self.opts).to_string())
+            }
             "block-cache-usage" => Some(self.table_cache.block_cache().map_or(0, |c| c.usage()).to_string()),
-            "total-sst-files-size" => Some((0..NUM_LEVELS).map(|l| v.level_bytes(l)).sum::<u64>().to_string()),
-            "total-blob-file-size" => Some(v.blob_files.values().map(|b| b.meta.file_size).sum::<u64>().to_string()),
+            "total-sst-files-size" => {
+                Some((0..NUM_LEVELS).map(|l| v.level_bytes(l)).sum::<u64>().to_string())
+            }
+            "total-blob-file-size" => {
+                Some(v.blob_files.values().map(|b| b.meta.file_size).sum::<u64>().to_string())
+            }
             "background-error" => Some(self.background_error().map_or(String::new(), |e| e.to_string())),
             "num-snapshots" => Some(self.snapshots.sequences().len().to_string()),
             _ => None,
@@ -90,11 +96,23 @@ impl DbInner {
         let mut s = String::from("Level Files Size(MB) Target(MB)\n--------------------------------\n");
         for level in 0..NUM_LEVELS {
             let target = if level == 0 || level < base { 0.0 } else { targets[level] as f64 / MIB };
-            let _ = writeln!(s, "{level:>5} {:>5} {:>8.1} {:>10.1}", v.level_files(level), v.level_bytes(level) as f64 / MIB, target);
+            let _ = writeln!(
+                s,
+                "{level:>5} {:>5} {:>8.1} {:>10.1}",
+                v.level_files(level),
+                v.level_bytes(level) as f64 / MIB,
+                target
+            );
         }
         let blob_bytes: u64 = v.blob_files.values().map(|b| b.meta.file_size).sum();
         let garbage: u64 = v.blob_files.values().map(|b| b.garbage_bytes).sum();
-        let _ = writeln!(s, " blob {:>5} {:>8.1} garbage {:.1} MB", v.blob_files.len(), blob_bytes as f64 / MIB, garbage as f64 / MIB);
+        let _ = writeln!(
+            s,
+            " blob {:>5} {:>8.1} garbage {:.1} MB",
+            v.blob_files.len(),
+            blob_bytes as f64 / MIB,
+            garbage as f64 / MIB
+        );
         s
     }
 
@@ -103,9 +121,19 @@ impl DbInner {
         let get = |c: &AtomicU64| c.load(Ordering::Relaxed);
         let user = get(&st.user_bytes).max(1);
         let mut s = self.level_stats_text();
-        let _ = writeln!(s, "keys written: {}  user bytes: {:.1} MB", get(&st.keys_written), get(&st.user_bytes) as f64 / MIB);
+        let _ = writeln!(
+            s,
+            "keys written: {}  user bytes: {:.1} MB",
+            get(&st.keys_written),
+            get(&st.user_bytes) as f64 / MIB
+        );
         let _ = writeln!(s, "wal: {:.1} MB in {} syncs", get(&st.wal_bytes) as f64 / MIB, get(&st.wal_syncs));
-        let _ = writeln!(s, "flush: {} jobs, {:.1} MB written", get(&st.flushes), get(&st.flush_bytes) as f64 / MIB);
+        let _ = writeln!(
+            s,
+            "flush: {} jobs, {:.1} MB written",
+            get(&st.flushes),
+            get(&st.flush_bytes) as f64 / MIB
+        );
         let _ = writeln!(
             s,
             "compaction: {} jobs ({} trivial moves), {:.1} MB read, {:.1} MB written",
@@ -123,7 +151,12 @@ impl DbInner {
         );
         let _ = writeln!(s, "gets: {}  blob reads: {}", get(&st.gets), get(&st.blob_reads));
         if let Some(c) = self.table_cache.block_cache() {
-            let _ = writeln!(s, "block cache: {:.1} / {:.1} MB", c.usage() as f64 / MIB, c.capacity() as f64 / MIB);
+            let _ = writeln!(
+                s,
+                "block cache: {:.1} / {:.1} MB",
+                c.usage() as f64 / MIB,
+                c.capacity() as f64 / MIB
+            );
         }
         s
     }

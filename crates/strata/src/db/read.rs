@@ -148,11 +148,10 @@ impl DbInner {
         base: Option<&[u8]>,
         operands_oldest_first: impl Iterator<Item = &'a [u8]>,
     ) -> Result<Vec<u8>> {
-        let op = self
-            .opts
-            .merge_operator
-            .as_ref()
-            .ok_or_else(|| Error::Merge("merge operands found but no merge operator is configured".into()))?;
+        let op =
+            self.opts.merge_operator.as_ref().ok_or_else(|| {
+                Error::Merge("merge operands found but no merge operator is configured".into())
+            })?;
         let operands: Vec<&[u8]> = operands_oldest_first.collect();
         op.full_merge(user_key, base, &operands)
             .ok_or_else(|| Error::Merge(format!("operator {} failed on key {:?}", op.name(), user_key)))

@@ -239,7 +239,9 @@ fn collect_group(queue: &VecDeque<Arc<Writer>>) -> Vec<Arc<Writer>> {
     let mut bytes = 0;
     let mut group = Vec::new();
     for w in queue {
-        if w.opts.disable_wal != first.opts.disable_wal || (bytes > 0 && bytes + w.batch.size_in_bytes() > MAX_GROUP_BYTES) {
+        if w.opts.disable_wal != first.opts.disable_wal
+            || (bytes > 0 && bytes + w.batch.size_in_bytes() > MAX_GROUP_BYTES)
+        {
             break;
         }
         bytes += w.batch.size_in_bytes();

@@ -196,7 +196,8 @@ pub(crate) mod tests {
             seen.push(m.value().to_vec());
             m.next();
         }
-        let want: Vec<Vec<u8>> = ["a1", "b2", "c9", "c3", "d4", "e5"].iter().map(|s| s.as_bytes().to_vec()).collect();
+        let want: Vec<Vec<u8>> =
+            ["a1", "b2", "c9", "c3", "d4", "e5"].iter().map(|s| s.as_bytes().to_vec()).collect();
         assert_eq!(seen, want);
 
         m.seek(&make_internal_key(b"c", 3, ValueKind::Put));

@@ -110,24 +110,11 @@ pub fn read_block(file: &dyn RandomAccessFile, file_number: u64, h: &BlockHandle
 /// Decompresses block contents into a right-sized buffer: the buffer's capacity is what the block
 /// cache charges, so it must not keep slack.
 fn decompress_block(kind: Compression, contents: &[u8]) -> Result<Vec<u8>> {
-    let mut out = compress::decompress(kind, contents, decompress_limit(kind, contents))?;
+    let mut out = compress::decompress(kind, contents, MAX_BLOCK_SIZE)?;
     if out.capacity() > out.len() + out.len() / 8 + 64 {
         out.shrink_to_fit();
     }
     Ok(out)
-}
-
-/// `zstd::bulk::decompress` allocates its whole limit up front, so give it the frame's exact
-/// size (always recorded by our writer) instead of the 64 MiB cap.
-fn decompress_limit(kind: Compression, contents: &[u8]) -> usize {
-    #[cfg(feature = "zstd")]
-    if kind == Compression::Zstd {
-        if let Ok(Some(n)) = zstd::zstd_safe::get_frame_content_size(contents) {
-            return usize::try_from(n).map_or(MAX_BLOCK_SIZE, |n| n.min(MAX_BLOCK_SIZE));
-        }
-    }
-    let _ = (kind, contents);
-    MAX_BLOCK_SIZE
 }
 
 /// The fixed-size record at the end of every SST file.

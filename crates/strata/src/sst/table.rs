@@ -447,7 +447,7 @@ mod tests {
             let uk = format!("k{:08}", i * 2);
             let versions = 1 + (i % 3) as u64;
             for s in (0..versions).rev() {
-                let kind = if (i + s as u32) % 5 == 0 { ValueKind::Delete } else { ValueKind::Put };
+                let kind = if (i + s as u32).is_multiple_of(5) { ValueKind::Delete } else { ValueKind::Put };
                 let seq = u64::from(i) * 4 + s + 1;
                 let v = if kind == ValueKind::Delete {
                     Vec::new()

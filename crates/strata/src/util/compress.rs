@@ -53,7 +53,16 @@ pub fn decompress(kind: Compression, input: &[u8], limit: usize) -> Result<Vec<u
         Compression::Zstd => {
             #[cfg(feature = "zstd")]
             {
-                zstd::bulk::decompress(input, limit).map_err(|e| bad("zstd", &e))
+                // bulk::decompress allocates its whole capacity up front: size it from the frame
+                // header (our writers always record it) rather than the caller's cap.
+                let capacity = match zstd::zstd_safe::get_frame_content_size(input) {
+                    Ok(Some(n)) if n > limit as u64 => {
+                        return Err(Error::corruption(format!("zstd block claims {n} bytes, limit {limit}")))
+                    }
+                    Ok(Some(n)) => n as usize,
+                    _ => limit,
+                };
+                zstd::bulk::decompress(input, capacity).map_err(|e| bad("zstd", &e))
             }
             #[cfg(not(feature = "zstd"))]
             Err(Error::corruption("zstd block found but zstd support was not compiled in"))

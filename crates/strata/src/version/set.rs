@@ -94,7 +94,8 @@ impl VersionSet {
             log_number = edit.log_number.unwrap_or(log_number);
             last_seq = edit.last_sequence.unwrap_or(last_seq);
         }
-        let next_file_number = next_file.ok_or_else(|| Error::corruption(format!("{name} has no next file number")))?;
+        let next_file_number =
+            next_file.ok_or_else(|| Error::corruption(format!("{name} has no next file number")))?;
         if !saw_comparator {
             return Err(Error::corruption(format!("{name} does not name its comparator")));
         }

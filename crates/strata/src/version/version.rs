@@ -49,7 +49,8 @@ impl Version {
     pub fn apply(&self, edit: &VersionEdit) -> Result<Version> {
         let mut next = self.clone();
         for &(level, number) in &edit.deleted_files {
-            let files = next.files.get_mut(level as usize).ok_or_else(|| corrupt(format!("level {level}")))?;
+            let files =
+                next.files.get_mut(level as usize).ok_or_else(|| corrupt(format!("level {level}")))?;
             let before = files.len();
             files.retain(|f| f.number != number);
             if files.len() == before {
@@ -57,7 +58,8 @@ impl Version {
             }
         }
         for (level, meta) in &edit.new_files {
-            let files = next.files.get_mut(*level as usize).ok_or_else(|| corrupt(format!("level {level}")))?;
+            let files =
+                next.files.get_mut(*level as usize).ok_or_else(|| corrupt(format!("level {level}")))?;
             files.push(Arc::new(meta.clone()));
         }
         for meta in &edit.new_blob_files {
@@ -65,7 +67,10 @@ impl Version {
             next.blob_files.insert(meta.number, Arc::new(state));
         }
         for &(number, count, bytes) in &edit.blob_garbage {
-            let state = next.blob_files.get_mut(&number).ok_or_else(|| corrupt(format!("garbage for missing blob {number}")))?;
+            let state = next
+                .blob_files
+                .get_mut(&number)
+                .ok_or_else(|| corrupt(format!("garbage for missing blob {number}")))?;
             let s = Arc::make_mut(state);
             s.garbage_count += count;
             s.garbage_bytes += bytes;
