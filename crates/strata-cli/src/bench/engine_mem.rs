@@ -117,9 +117,15 @@ impl BenchDb for MemDb {
         let unbounded = start.is_empty();
         match (reverse, unbounded) {
             (false, true) => map.iter().take(n).for_each(&mut visit),
-            (false, false) => map.range::<[u8], _>((Bound::Included(start), Bound::Unbounded)).take(n).for_each(&mut visit),
+            (false, false) => {
+                map.range::<[u8], _>((Bound::Included(start), Bound::Unbounded)).take(n).for_each(&mut visit)
+            }
             (true, true) => map.iter().rev().take(n).for_each(&mut visit),
-            (true, false) => map.range::<[u8], _>((Bound::Unbounded, Bound::Included(start))).rev().take(n).for_each(&mut visit),
+            (true, false) => map
+                .range::<[u8], _>((Bound::Unbounded, Bound::Included(start)))
+                .rev()
+                .take(n)
+                .for_each(&mut visit),
         }
         Ok(count)
     }
@@ -147,7 +153,8 @@ mod tests {
     use super::*;
 
     fn db(merge: Option<&str>) -> MemDb {
-        let mut o = EngineOptions::from_flags(&super::super::flags::defaults(), std::path::Path::new("/nonexistent"));
+        let mut o =
+            EngineOptions::from_flags(&super::super::flags::defaults(), std::path::Path::new("/nonexistent"));
         o.merge_operator = merge.map(String::from);
         MemDb::new(&o).unwrap()
     }

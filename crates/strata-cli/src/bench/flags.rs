@@ -132,32 +132,53 @@ pub static FLAGS: &[FlagSpec] = &[
         Ok(())
     }),
     flag("cache_size", "33554432", "block cache bytes", |f, v| set_num(&mut f.cache_size, v)),
-    flag("bloom_bits", "-1", "bloom filter bits per key (<0: engine default 10)", |f, v| set_num(&mut f.bloom_bits, v)),
-    flag("write_buffer_size", "", "memtable bytes (engine default if unset)", |f, v| set_some(&mut f.write_buffer_size, v)),
+    flag("bloom_bits", "-1", "bloom filter bits per key (<0: engine default 10)", |f, v| {
+        set_num(&mut f.bloom_bits, v)
+    }),
+    flag("write_buffer_size", "", "memtable bytes (engine default if unset)", |f, v| {
+        set_some(&mut f.write_buffer_size, v)
+    }),
     bool_flag("sync", "0", "fsync every write", |f, v| set_bool(&mut f.sync, v)),
     bool_flag("disable_wal", "0", "write without the WAL", |f, v| set_bool(&mut f.disable_wal, v)),
     flag("db", "", "database directory (default: a temporary directory, deleted afterwards)", |f, v| {
         f.db = (!v.is_empty()).then(|| PathBuf::from(v));
         Ok(())
     }),
-    bool_flag("use_existing_db", "0", "keep the database; fill benchmarks are skipped", |f, v| set_bool(&mut f.use_existing_db, v)),
+    bool_flag("use_existing_db", "0", "keep the database; fill benchmarks are skipped", |f, v| {
+        set_bool(&mut f.use_existing_db, v)
+    }),
     bool_flag("histogram", "0", "print the full latency histogram", |f, v| set_bool(&mut f.histogram, v)),
     flag("seed", "0", "key RNG seed base (0: from the clock)", |f, v| set_num(&mut f.seed, v)),
-    flag("duration", "0", "seconds per random benchmark (0: op-count driven)", |f, v| set_num(&mut f.duration, v)),
-    flag("stats_interval_seconds", "0", "print throughput every N seconds", |f, v| set_num(&mut f.stats_interval_seconds, v)),
-    flag("report_interval_seconds", "0", "seconds between --report_file rows (default 1)", |f, v| set_num(&mut f.report_interval_seconds, v)),
+    flag("duration", "0", "seconds per random benchmark (0: op-count driven)", |f, v| {
+        set_num(&mut f.duration, v)
+    }),
+    flag("stats_interval_seconds", "0", "print throughput every N seconds", |f, v| {
+        set_num(&mut f.stats_interval_seconds, v)
+    }),
+    flag("report_interval_seconds", "0", "seconds between --report_file rows (default 1)", |f, v| {
+        set_num(&mut f.report_interval_seconds, v)
+    }),
     flag("report_file", "", "CSV of secs_elapsed,interval_qps", |f, v| {
         f.report_file = (!v.is_empty()).then(|| PathBuf::from(v));
         Ok(())
     }),
-    flag("seek_nexts", "0", "next() calls after each seek in seekrandom", |f, v| set_num(&mut f.seek_nexts, v)),
+    flag("seek_nexts", "0", "next() calls after each seek in seekrandom", |f, v| {
+        set_num(&mut f.seek_nexts, v)
+    }),
     flag("merge_operator", "", "merge operator name (uint64add, stringappend)", |f, v| {
         f.merge_operator = (!v.is_empty()).then(|| v.to_string());
         Ok(())
     }),
-    flag("benchmark_write_rate_limit", "0", "readwhilewriting writer bytes/s (0: unlimited)", |f, v| set_num(&mut f.benchmark_write_rate_limit, v)),
+    flag("benchmark_write_rate_limit", "0", "readwhilewriting writer bytes/s (0: unlimited)", |f, v| {
+        set_num(&mut f.benchmark_write_rate_limit, v)
+    }),
     flag("batch_size", "1", "puts per write batch", |f, v| set_min(&mut f.batch_size, v, 1)),
-    flag("min_blob_size", "", "strata: values this long go to blob files (engine default if unset)", |f, v| set_some(&mut f.min_blob_size, v)),
+    flag(
+        "min_blob_size",
+        "",
+        "strata: values this long go to blob files (engine default if unset)",
+        |f, v| set_some(&mut f.min_blob_size, v),
+    ),
     flag("engine", DEFAULT_ENGINE, "strata: engine to run (strata, memory)", |f, v| match v {
         "strata" | "memory" => {
             f.engine = v.to_string();
@@ -165,18 +186,34 @@ pub static FLAGS: &[FlagSpec] = &[
         }
         _ => Err(format!("unknown engine {v:?} (expected strata or memory)")),
     }),
-    flag("max_write_buffer_number", "", "memtables kept in memory", |f, v| set_some(&mut f.max_write_buffer_number, v)),
-    flag("target_file_size_base", "", "target SST file size", |f, v| set_some(&mut f.target_file_size_base, v)),
-    flag("level0_file_num_compaction_trigger", "", "L0 files that trigger compaction", |f, v| set_some(&mut f.level0_file_num_compaction_trigger, v)),
+    flag("max_write_buffer_number", "", "memtables kept in memory", |f, v| {
+        set_some(&mut f.max_write_buffer_number, v)
+    }),
+    flag("target_file_size_base", "", "target SST file size", |f, v| {
+        set_some(&mut f.target_file_size_base, v)
+    }),
+    flag("level0_file_num_compaction_trigger", "", "L0 files that trigger compaction", |f, v| {
+        set_some(&mut f.level0_file_num_compaction_trigger, v)
+    }),
     flag("block_size", "", "SST block size", |f, v| set_some(&mut f.block_size, v)),
-    flag("max_background_compactions", "", "ignored: strata sizes its own background pool", |f, v| ignore(f, "max_background_compactions", v)),
-    flag("max_background_flushes", "", "ignored: strata sizes its own background pool", |f, v| ignore(f, "max_background_flushes", v)),
-    flag("max_background_jobs", "", "ignored: strata sizes its own background pool", |f, v| ignore(f, "max_background_jobs", v)),
-    flag("verify_checksum", "", "ignored: strata always verifies block checksums", |f, v| ignore(f, "verify_checksum", v)),
+    flag("max_background_compactions", "", "ignored: strata sizes its own background pool", |f, v| {
+        ignore(f, "max_background_compactions", v)
+    }),
+    flag("max_background_flushes", "", "ignored: strata sizes its own background pool", |f, v| {
+        ignore(f, "max_background_flushes", v)
+    }),
+    flag("max_background_jobs", "", "ignored: strata sizes its own background pool", |f, v| {
+        ignore(f, "max_background_jobs", v)
+    }),
+    flag("verify_checksum", "", "ignored: strata always verifies block checksums", |f, v| {
+        ignore(f, "verify_checksum", v)
+    }),
     flag("mmap_read", "", "ignored: strata does not mmap", |f, v| ignore(f, "mmap_read", v)),
     flag("open_files", "", "ignored", |f, v| ignore(f, "open_files", v)),
     flag("statistics", "", "ignored", |f, v| ignore(f, "statistics", v)),
-    flag("stats_interval", "", "ignored (use --stats_interval_seconds)", |f, v| ignore(f, "stats_interval", v)),
+    flag("stats_interval", "", "ignored (use --stats_interval_seconds)", |f, v| {
+        ignore(f, "stats_interval", v)
+    }),
 ];
 
 /// The real engine when it is compiled in; otherwise the in-memory model, so the harness runs.
@@ -192,7 +229,11 @@ fn set_num<T: std::str::FromStr>(slot: &mut T, v: &str) -> Result<(), String> {
     Ok(())
 }
 
-fn set_min<T: std::str::FromStr + PartialOrd + std::fmt::Display>(slot: &mut T, v: &str, min: T) -> Result<(), String> {
+fn set_min<T: std::str::FromStr + PartialOrd + std::fmt::Display>(
+    slot: &mut T,
+    v: &str,
+    min: T,
+) -> Result<(), String> {
     let n: T = v.parse().map_err(|_| format!("{v:?} is not a valid integer"))?;
     if n < min {
         return Err(format!("must be at least {min}"));
@@ -255,10 +296,9 @@ fn apply(f: &mut Flags, arg: &str) -> Result<(), FlagError> {
     if matches!(arg, "--help" | "-help" | "-h") {
         return Err(FlagError::Help);
     }
-    let body = arg
-        .strip_prefix("--")
-        .or_else(|| arg.strip_prefix('-'))
-        .ok_or_else(|| FlagError::Invalid(format!("unexpected argument {arg:?}: flags look like --name=value")))?;
+    let body = arg.strip_prefix("--").or_else(|| arg.strip_prefix('-')).ok_or_else(|| {
+        FlagError::Invalid(format!("unexpected argument {arg:?}: flags look like --name=value"))
+    })?;
     let (name, value) = match body.split_once('=') {
         Some((n, v)) => (n, Some(v)),
         None => (body, None),
@@ -321,7 +361,7 @@ mod tests {
         assert_eq!(f.compression_type, "snappy");
         assert_eq!(f.compression_ratio, 0.5);
         assert_eq!((f.cache_size, f.bloom_bits), (33_554_432, -1));
-        assert_eq!((f.write_buffer_size, f.db, f.min_blob_size), (None, None, None));
+        assert_eq!((f.write_buffer_size, &f.db, f.min_blob_size), (None, &None, None));
         assert!(!f.sync && !f.disable_wal && !f.use_existing_db && !f.histogram);
         assert_eq!((f.seed, f.duration, f.seek_nexts, f.batch_size), (0, 0, 0, 1));
         assert_eq!(f.reads_per_thread(), 1_000_000);

@@ -55,14 +55,7 @@ impl Default for Histogram {
 impl Histogram {
     /// An empty histogram.
     pub fn new() -> Self {
-        Self {
-            buckets: vec![0; limits().len()],
-            min: u64::MAX,
-            max: 0,
-            num: 0,
-            sum: 0.0,
-            sum_squares: 0.0,
-        }
+        Self { buckets: vec![0; limits().len()], min: u64::MAX, max: 0, num: 0, sum: 0.0, sum_squares: 0.0 }
     }
 
     /// Records one value.
@@ -160,12 +153,8 @@ impl Histogram {
     /// The full block of `HistogramStat::ToString`: summary lines, dashes, then one line per
     /// non-empty bucket with a bar of `#` (20 marks for 100 %).
     pub fn to_db_bench_string(&self) -> String {
-        let mut r = format!(
-            "Count: {} Average: {:.4}  StdDev: {:.2}\n",
-            self.num,
-            self.average(),
-            self.std_dev()
-        );
+        let mut r =
+            format!("Count: {} Average: {:.4}  StdDev: {:.2}\n", self.num, self.average(), self.std_dev());
         let _ = writeln!(
             r,
             "Min: {}  Median: {:.4}  Max: {}",
@@ -192,12 +181,8 @@ impl Histogram {
             cum += n;
             let (open, left) = if b == 0 { ('[', 0) } else { ('(', l[b - 1]) };
             let pct = mult * n as f64;
-            let _ = write!(
-                r,
-                "{open} {left:>7}, {:>7} ] {n:>8} {pct:>7.3}% {:>7.3}% ",
-                l[b],
-                mult * cum as f64
-            );
+            let _ =
+                write!(r, "{open} {left:>7}, {:>7} ] {n:>8} {pct:>7.3}% {:>7.3}% ", l[b], mult * cum as f64);
             r.extend(std::iter::repeat_n('#', (pct / 5.0 + 0.5) as usize));
             r.push('\n');
         }
@@ -225,8 +210,10 @@ mod tests {
         assert_eq!(h.average(), 50.5);
         // 50th value falls in (34, 51]: 17 values there, 34 before; 34 + 17 * (50-34)/17 = 50.
         assert!((h.percentile(50.0) - 50.0).abs() < 1e-9);
-        // 99th: bucket (76, 110] holds 77..=100 (24 values), 76 before: 76 + 34 * 23/24.
-        assert!((h.percentile(99.0) - (76.0 + 34.0 * 23.0 / 24.0)).abs() < 1e-9);
+        // 90th: bucket (76, 110] holds 77..=100 (24 values), 76 before: 76 + 34 * 14/24.
+        assert!((h.percentile(90.0) - (76.0 + 34.0 * 14.0 / 24.0)).abs() < 1e-9);
+        // 99th interpolates to 108.6, past the largest value, so it is clamped to it.
+        assert_eq!(h.percentile(99.0), 100.0);
         assert_eq!(h.percentile(100.0), 100.0, "clamped to max");
     }
 

@@ -52,9 +52,7 @@ impl Mt19937_64 {
         state[0] = seed;
         for i in 1..NN {
             let prev = state[i - 1];
-            state[i] = 6_364_136_223_846_793_005u64
-                .wrapping_mul(prev ^ (prev >> 62))
-                .wrapping_add(i as u64);
+            state[i] = 6_364_136_223_846_793_005u64.wrapping_mul(prev ^ (prev >> 62)).wrapping_add(i as u64);
         }
         Self { state, index: NN }
     }

@@ -24,7 +24,8 @@ use anyhow::Result;
 use flags::FlagError;
 
 /// What `strata bench` with no arguments runs: small enough to finish in seconds in release.
-const QUICK_SUITE: &[&str] = &["--benchmarks=fillseq,readrandom,overwrite,readseq", "--num=200000", "--value_size=100"];
+const QUICK_SUITE: &[&str] =
+    &["--benchmarks=fillseq,readrandom,overwrite,readseq", "--num=200000", "--value_size=100"];
 
 /// Runs `strata bench ARGS...`; output goes to stdout, the environment lines to stderr.
 pub fn main(args: &[String]) -> Result<()> {

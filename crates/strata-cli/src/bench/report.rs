@@ -178,7 +178,11 @@ impl CsvReport {
         let mut out = BufWriter::new(File::create(path)?);
         writeln!(out, "secs_elapsed,interval_qps")?;
         out.flush()?;
-        Ok(Self { out: Mutex::new(out), origin: Instant::now(), interval: Duration::from_secs(interval_secs.max(1)) })
+        Ok(Self {
+            out: Mutex::new(out),
+            origin: Instant::now(),
+            interval: Duration::from_secs(interval_secs.max(1)),
+        })
     }
 
     fn row(&self, qps: u64) {
@@ -289,7 +293,13 @@ pub struct Summary {
 }
 
 impl Summary {
-    pub fn new(result: BenchResult, hist: &Histogram, db_bytes: u64, before: Resources, after: Resources) -> Self {
+    pub fn new(
+        result: BenchResult,
+        hist: &Histogram,
+        db_bytes: u64,
+        before: Resources,
+        after: Resources,
+    ) -> Self {
         let written = after.write_bytes.zip(before.write_bytes).map(|(a, b)| a.saturating_sub(b));
         Self {
             p99: hist.percentile(99.0),
@@ -391,7 +401,8 @@ fn civil(t: SystemTime) -> (i64, u32, u32, u32, u32, u32, usize) {
 /// `ctime(3)` layout, in UTC: `Sun Nov 22 10:00:00 2026`.
 fn format_ctime(t: SystemTime) -> String {
     const DAYS: [&str; 7] = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"];
-    const MONTHS: [&str; 12] = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
+    const MONTHS: [&str; 12] =
+        ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
     let (y, mo, d, h, mi, s, wd) = civil(t);
     format!("{} {} {d:>2} {h:02}:{mi:02}:{s:02} {y}", DAYS[wd], MONTHS[mo as usize - 1])
 }

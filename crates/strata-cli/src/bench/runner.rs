@@ -49,7 +49,10 @@ impl<'a> Runner<'a> {
     pub fn new(flags: &'a Flags, path: &Path, out: &'a mut dyn Write) -> Result<Self> {
         check_benchmarks(flags)?;
         let csv = match &flags.report_file {
-            Some(p) => Some(CsvReport::create(p, flags.report_interval_seconds).with_context(|| format!("creating {}", p.display()))?),
+            Some(p) => Some(
+                CsvReport::create(p, flags.report_interval_seconds)
+                    .with_context(|| format!("creating {}", p.display()))?,
+            ),
             None => None,
         };
         let mut r = Self {
@@ -141,13 +144,15 @@ impl<'a> Runner<'a> {
 
     fn run_threads(&mut self, w: Workload) -> Result<Vec<ThreadOut>> {
         let n = self.thread_count(w);
-        let seeds: Vec<u64> = (0..n as u64).map(|i| self.seed.wrapping_add(self.thread_counter + i)).collect();
+        let seeds: Vec<u64> =
+            (0..n as u64).map(|i| self.seed.wrapping_add(self.thread_counter + i)).collect();
         self.thread_counter += n as u64;
         let readers = if w == Workload::ReadWhileWriting { n - 1 } else { n };
         let shared = Shared { readers_done: AtomicUsize::new(0), readers };
         let counters: Vec<ProgressCounter> = (0..n).map(|_| ProgressCounter::default()).collect();
         let interval = IntervalConfig {
-            print_every: (self.flags.stats_interval_seconds > 0).then(|| Duration::from_secs(self.flags.stats_interval_seconds)),
+            print_every: (self.flags.stats_interval_seconds > 0)
+                .then(|| Duration::from_secs(self.flags.stats_interval_seconds)),
             csv: self.csv.as_ref(),
         };
         let barrier = Barrier::new(n);
@@ -184,11 +189,17 @@ impl<'a> Runner<'a> {
                         if !c.exclude {
                             shared.readers_done.fetch_add(1, Ordering::Release);
                         }
-                        r.map(|()| ThreadOut { stats: c.stats, found: c.found, ops: c.ops, exclude: c.exclude })
+                        r.map(|()| ThreadOut {
+                            stats: c.stats,
+                            found: c.found,
+                            ops: c.ops,
+                            exclude: c.exclude,
+                        })
                     })
                 })
                 .collect();
-            let outs: Vec<Result<ThreadOut>> = handles.into_iter().map(|h| h.join().expect("benchmark thread panicked")).collect();
+            let outs: Vec<Result<ThreadOut>> =
+                handles.into_iter().map(|h| h.join().expect("benchmark thread panicked")).collect();
             finished.store(true, Ordering::Release);
             outs.into_iter().collect()
         })
@@ -209,11 +220,25 @@ impl<'a> Runner<'a> {
         merged.set_message(w.message(found, ops));
         let result = merged.result(name);
         write!(self.out, "{}", result.line())?;
-        write!(self.out, "{}", report::latency_block(merged.histogram(), w.op_title(), self.flags.histogram))?;
+        write!(
+            self.out,
+            "{}",
+            report::latency_block(merged.histogram(), w.op_title(), self.flags.histogram)
+        )?;
         for o in outs.iter().filter(|o| o.exclude) {
-            write!(self.out, "  (readwhilewriting background writer, not merged above)\n  {}", o.stats.result("bgwriter").line())?;
+            write!(
+                self.out,
+                "  (readwhilewriting background writer, not merged above)\n  {}",
+                o.stats.result("bgwriter").line()
+            )?;
         }
-        let summary = Summary::new(result, merged.histogram(), report::disk_usage(&self.opts.path), before, Resources::sample());
+        let summary = Summary::new(
+            result,
+            merged.histogram(),
+            report::disk_usage(&self.opts.path),
+            before,
+            Resources::sample(),
+        );
         write!(self.out, "{}", summary.line())?;
         self.summaries.push(summary);
         Ok(())
@@ -279,8 +304,138 @@ pub fn db_dir(flags: &Flags) -> Result<(PathBuf, Option<tempfile::TempDir>)> {
     match &flags.db {
         Some(p) => Ok((p.clone(), None)),
         None => {
-            let dir = tempfile::Builder::new().prefix("strata-bench-").tempdir_in("/tmp").context("creating a temporary database directory")?;
+            let dir = tempfile::Builder::new()
+                .prefix("strata-bench-")
+                .tempdir_in("/tmp")
+                .context("creating a temporary database directory")?;
             Ok((dir.path().to_path_buf(), Some(dir)))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::flags;
+
+    /// Runs the bench on the memory engine and returns its stdout.
+    fn run(args: &[&str]) -> String {
+        let mut all = vec!["--engine=memory", "--seed=1"];
+        all.extend_from_slice(args);
+        let f = flags::parse(&all).unwrap();
+        let mut out = Vec::new();
+        super::super::run(&f, &mut out).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    fn result_line<'a>(out: &'a str, name: &str) -> &'a str {
+        let prefix = format!("{name:<12} : ");
+        out.lines().find(|l| l.starts_with(&prefix)).unwrap_or_else(|| panic!("no {name} line in:\n{out}"))
+    }
+
+    /// Checks the db_bench shape without a regex: name, micros/op, ops/sec, seconds, operations.
+    fn check_shape(line: &str, ops: u64) {
+        let (_, rest) = line.split_once(" : ").unwrap();
+        let words: Vec<&str> = rest.split_whitespace().collect();
+        assert!(words[0].parse::<f64>().is_ok() && words[1] == "micros/op", "{line}");
+        assert!(words[2].parse::<u64>().is_ok() && words[3] == "ops/sec", "{line}");
+        assert!(words[4].parse::<f64>().is_ok() && words[5] == "seconds", "{line}");
+        assert_eq!(words[6], ops.to_string(), "{line}");
+        assert!(words[7].starts_with("operations;"), "{line}");
+        let micros = &rest[..rest.find(" micros/op").unwrap()];
+        assert_eq!(micros.len(), 11, "micros/op is right-aligned in 11 columns: {line}");
+    }
+
+    #[test]
+    fn fill_read_seek_merge_end_to_end() {
+        let out = run(&[
+            "--num=300",
+            "--benchmarks=fillseq,readrandom,seekrandom,mergerandom,readseq,readreverse",
+            "--merge_operator=uint64add",
+            "--seek_nexts=3",
+        ]);
+        let fill = result_line(&out, "fillseq");
+        check_shape(fill, 300);
+        assert!(fill.ends_with(" MB/s"), "{fill}");
+        let read = result_line(&out, "readrandom");
+        check_shape(read, 300);
+        assert!(read.ends_with(" MB/s (300 of 300 found)"), "{read}");
+        assert!(result_line(&out, "seekrandom").ends_with("(300 of 300 found)"));
+        assert!(result_line(&out, "mergerandom").ends_with("( updates:300)"));
+        check_shape(result_line(&out, "readseq"), 300);
+        check_shape(result_line(&out, "readreverse"), 300);
+        assert!(out.contains("\nPercentiles: P50: "));
+        assert!(out.contains("Keys:       16 bytes each (+ 0 bytes user-defined timestamp)\n"));
+        assert!(out.contains("Values:     100 bytes each (50 bytes after compression)\n"));
+        assert!(out.contains("\nbenchmark ") && out.contains("\nSummary readrandom: db_size "));
+    }
+
+    #[test]
+    fn half_filled_database_finds_about_half() {
+        let out = run(&["--num=400", "--writes=200", "--benchmarks=fillseq,readrandom,seekrandom"]);
+        for name in ["readrandom", "seekrandom"] {
+            let line = result_line(&out, name);
+            let found: u64 = line.rsplit_once('(').unwrap().1.split(' ').next().unwrap().parse().unwrap();
+            assert!(line.ends_with(" of 400 found)"), "{line}");
+            assert!((120..=280).contains(&found), "{line}");
+        }
+    }
+
+    #[test]
+    fn batches_threads_and_histogram() {
+        let out = run(&["--num=100", "--batch_size=7", "--benchmarks=fillseq,readseq", "--histogram=1"]);
+        // The budget stops before exceeding --num, as db_bench's Duration: 14 batches of 7.
+        check_shape(result_line(&out, "fillseq"), 98);
+        check_shape(result_line(&out, "readseq"), 98);
+        assert!(out.contains("Microseconds per write:\nCount: 14 Average: "), "{out}");
+        let out = run(&["--num=100", "--threads=3", "--benchmarks=fillrandom,updaterandom,deleterandom"]);
+        check_shape(result_line(&out, "fillrandom"), 300);
+        assert!(result_line(&out, "updaterandom").contains("( updates:300 found:"));
+        check_shape(result_line(&out, "deleterandom"), 300);
+    }
+
+    #[test]
+    fn readwhilewriting_reports_the_writer_apart() {
+        let out =
+            run(&["--num=200", "--threads=2", "--benchmarks=fillseq,readwhilewriting,compact,flush,stats"]);
+        check_shape(result_line(&out, "readwhilewriting"), 400);
+        assert!(out.contains("  (readwhilewriting background writer, not merged above)\n  bgwriter     : "));
+        check_shape(result_line(&out, "compact"), 1);
+        assert!(out.contains("memory engine: 200 keys"));
+    }
+
+    #[test]
+    fn existing_db_skips_fills_and_mergerandom_needs_an_operator() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = format!("--db={}", dir.path().display());
+        let out = run(&[&db, "--use_existing_db=1", "--num=10", "--benchmarks=fillseq"]);
+        assert!(out.contains("fillseq      : skipped (--use_existing_db is true)\n"));
+        let f = flags::parse(&["--engine=memory", &db, "--num=10", "--benchmarks=mergerandom"]).unwrap();
+        let err = super::super::run(&f, &mut Vec::new()).unwrap_err().to_string();
+        assert!(err.contains("--merge_operator"), "{err}");
+    }
+
+    #[test]
+    fn refuses_to_empty_a_foreign_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("precious.txt"), b"x").unwrap();
+        let db = format!("--db={}", dir.path().display());
+        let f = flags::parse(&["--engine=memory", &db, "--num=10", "--benchmarks=fillseq"]).unwrap();
+        let err = super::super::run(&f, &mut Vec::new()).unwrap_err().to_string();
+        assert!(err.contains("refusing to empty"), "{err}");
+        assert!(dir.path().join("precious.txt").exists());
+    }
+
+    #[test]
+    fn report_file_gets_rows() {
+        let dir = tempfile::tempdir().unwrap();
+        let csv = dir.path().join("r.csv");
+        let arg = format!("--report_file={}", csv.display());
+        run(&[&arg, "--num=1000", "--duration=2", "--benchmarks=fillseq,readrandom"]);
+        let text = std::fs::read_to_string(&csv).unwrap();
+        let mut lines = text.lines();
+        assert_eq!(lines.next(), Some("secs_elapsed,interval_qps"));
+        let row = lines.next().expect("a row after 2 s of readrandom");
+        let (secs, qps) = row.split_once(',').unwrap();
+        assert!(secs.parse::<u64>().is_ok() && qps.parse::<u64>().unwrap() > 0, "{row}");
     }
 }

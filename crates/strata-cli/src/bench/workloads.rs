@@ -81,7 +81,9 @@ impl Workload {
     /// The found/updates message db_bench appends to the result line.
     pub fn message(self, found: u64, ops: u64) -> String {
         match self {
-            Self::ReadRandom | Self::SeekRandom | Self::ReadWhileWriting => format!("({found} of {ops} found)"),
+            Self::ReadRandom | Self::SeekRandom | Self::ReadWhileWriting => {
+                format!("({found} of {ops} found)")
+            }
             Self::UpdateRandom => format!("( updates:{ops} found:{found})"),
             Self::MergeRandom => format!("( updates:{ops})"),
             _ => String::new(),
