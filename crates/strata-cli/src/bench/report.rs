@@ -337,13 +337,14 @@ fn opt(s: Option<String>) -> String {
 
 /// The compact table printed after all benchmarks.
 pub fn summary_table(rows: &[Summary]) -> String {
-    let mut s = String::from(
-        "\nbenchmark         ops/sec  micros/op       P99    P99.99       Max     MB/s  DB MB  wbytes/op\n",
-    );
+    let mut s = String::from(format!(
+        "\n{:<16} {:>10} {:>10} {:>9} {:>9} {:>9} {:>8} {:>8} {:>10}\n",
+        "benchmark", "ops/sec", "micros/op", "P99 us", "P99.99 us", "Max us", "MB/s", "DB MB", "wbytes/op"
+    ));
     for r in rows {
         let _ = writeln!(
             s,
-            "{:<14} {:>10} {:>10.3} {:>9.2} {:>9.2} {:>9} {:>8} {:>6.1} {:>10}",
+            "{:<16} {:>10} {:>10.3} {:>9.2} {:>9.2} {:>9} {:>8} {:>8.1} {:>10}",
             r.result.name,
             r.result.ops_per_sec,
             r.result.micros_per_op,
