@@ -337,10 +337,10 @@ fn opt(s: Option<String>) -> String {
 
 /// The compact table printed after all benchmarks.
 pub fn summary_table(rows: &[Summary]) -> String {
-    let mut s = String::from(format!(
+    let mut s = format!(
         "\n{:<16} {:>10} {:>10} {:>9} {:>9} {:>9} {:>8} {:>8} {:>10}\n",
         "benchmark", "ops/sec", "micros/op", "P99 us", "P99.99 us", "Max us", "MB/s", "DB MB", "wbytes/op"
-    ));
+    );
     for r in rows {
         let _ = writeln!(
             s,
