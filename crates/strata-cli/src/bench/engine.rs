@@ -1,0 +1,130 @@
+//! The seam between the workloads and a storage engine.
+//!
+//! Owns: the [`BenchDb`] trait the workloads call, the [`EngineOptions`] derived from the flags,
+//! and the choice of engine (`--engine`). Keeping the engine behind this trait lets the harness
+//! build and be tested while the engine's `Db` API is still being written.
+//! Must not: know about benchmarks, timing or output; an engine only stores and returns bytes.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::{bail, Result};
+
+use super::flags::Flags;
+
+/// Which statistics text to return.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StatsKind {
+    /// The general statistics (`strata.stats`), for the `stats` benchmark.
+    Stats,
+    /// Files and bytes per level (`strata.levelstats`), for `levelstats`.
+    LevelStats,
+}
+
+/// What a benchmark needs from an engine. Implementations are shared by all benchmark threads.
+pub trait BenchDb: Send + Sync {
+    fn put(&self, key: &[u8], value: &[u8], sync: bool, disable_wal: bool) -> Result<()>;
+    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>>;
+    fn delete(&self, key: &[u8], sync: bool, disable_wal: bool) -> Result<()>;
+    fn merge(&self, key: &[u8], value: &[u8], sync: bool, disable_wal: bool) -> Result<()>;
+    /// Writes all `ops` as puts, atomically (for `--batch_size`).
+    fn write_batch(&self, ops: &[(&[u8], &[u8])], sync: bool, disable_wal: bool) -> Result<()>;
+    /// Positions a fresh iterator at `start` (forward: first key >= start; reverse: last key
+    /// <= start; empty start: the first or last key) and hands up to `n` entries to `f`.
+    /// Returns how many entries were handed over.
+    fn scan(&self, start: &[u8], n: usize, reverse: bool, f: &mut dyn FnMut(&[u8], &[u8])) -> Result<usize>;
+    fn flush(&self) -> Result<()>;
+    fn compact(&self) -> Result<()>;
+    fn stats(&self, kind: StatsKind) -> String;
+}
+
+/// Engine settings taken from the flags; `None` means "the engine's default".
+#[derive(Debug, Clone, PartialEq)]
+pub struct EngineOptions {
+    pub path: PathBuf,
+    /// Open an existing database (`--use_existing_db`) instead of destroying and recreating it.
+    pub use_existing: bool,
+    pub cache_size: usize,
+    pub bloom_bits: Option<u32>,
+    pub write_buffer_size: Option<usize>,
+    pub compression: String,
+    pub min_blob_size: Option<usize>,
+    pub merge_operator: Option<String>,
+    pub max_write_buffer_number: Option<usize>,
+    pub target_file_size: Option<u64>,
+    pub level0_compaction_trigger: Option<usize>,
+    pub block_size: Option<usize>,
+}
+
+impl EngineOptions {
+    /// The options for the database at `path`.
+    pub fn from_flags(f: &Flags, path: &Path) -> Self {
+        Self {
+            path: path.to_path_buf(),
+            use_existing: f.use_existing_db,
+            cache_size: f.cache_size as usize,
+            bloom_bits: u32::try_from(f.bloom_bits).ok(),
+            write_buffer_size: f.write_buffer_size.map(|v| v as usize),
+            compression: f.compression_type.clone(),
+            min_blob_size: f.min_blob_size,
+            merge_operator: f.merge_operator.clone(),
+            max_write_buffer_number: f.max_write_buffer_number,
+            target_file_size: f.target_file_size_base,
+            level0_compaction_trigger: f.level0_file_num_compaction_trigger,
+            block_size: f.block_size,
+        }
+    }
+}
+
+/// Opens the engine named by `--engine`. With `fresh`, whatever is at the path is removed first.
+pub fn open(engine: &str, opts: &EngineOptions, fresh: bool) -> Result<Arc<dyn BenchDb>> {
+    if fresh {
+        destroy(&opts.path)?;
+    }
+    match engine {
+        "memory" => Ok(Arc::new(super::engine_mem::MemDb::new(opts)?)),
+        "strata" => open_strata(opts),
+        other => bail!("unknown engine {other:?}"),
+    }
+}
+
+#[cfg(feature = "strata-engine")]
+fn open_strata(opts: &EngineOptions) -> Result<Arc<dyn BenchDb>> {
+    Ok(Arc::new(super::engine_strata::StrataDb::open(opts)?))
+}
+
+#[cfg(not(feature = "strata-engine"))]
+fn open_strata(_opts: &EngineOptions) -> Result<Arc<dyn BenchDb>> {
+    bail!("this strata binary was built without the engine: rebuild with --features strata-engine, or pass --engine=memory")
+}
+
+/// Marks a directory as created by the bench, so a later fresh run may empty it.
+const MARKER: &str = "STRATA-BENCH";
+
+/// Empties the database directory (db_bench's DestroyDB) but keeps the directory itself, so a
+/// temporary directory's guard still owns it. A non-empty directory that is neither a database
+/// nor ours is refused: a mistyped `--db` must not wipe someone's files.
+fn destroy(path: &Path) -> Result<()> {
+    let entries: Vec<PathBuf> = match std::fs::read_dir(path) {
+        Ok(e) => e.map(|e| e.map(|e| e.path())).collect::<std::io::Result<_>>()?,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+        Err(e) => return Err(e.into()),
+    };
+    let ours = entries.iter().any(|p| p.ends_with("CURRENT") || p.ends_with(MARKER));
+    if !entries.is_empty() && !ours {
+        bail!(
+            "refusing to empty {}: it holds files but no database (no CURRENT or {MARKER} file)",
+            path.display()
+        );
+    }
+    for p in entries {
+        if p.is_dir() {
+            std::fs::remove_dir_all(&p)?;
+        } else {
+            std::fs::remove_file(&p)?;
+        }
+    }
+    std::fs::create_dir_all(path)?;
+    std::fs::write(path.join(MARKER), b"")?;
+    Ok(())
+}

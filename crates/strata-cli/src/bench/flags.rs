@@ -1,0 +1,418 @@
+//! The one table mapping db_bench flag names to typed fields, with db_bench's defaults.
+//!
+//! Owns: gflags-style parsing (`--name=value`, `-name=value`, `--flag`/`--noflag` for booleans),
+//! the defaults (applied from the same table, so a default can't drift from its parser), the
+//! list of RocksDB tuning flags that are accepted and either mapped to an engine option or
+//! ignored, and the error texts (an unknown flag lists every known one).
+//! Must not: open a database, validate engine-specific ranges (the engine does that at open), or
+//! print anything.
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+/// Every benchmark flag, typed. Defaults come from [`FLAGS`].
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Flags {
+    pub benchmarks: Vec<String>,
+    pub num: u64,
+    /// Reads per thread; negative means `num`.
+    pub reads: i64,
+    /// Writes per thread; negative means `num`.
+    pub writes: i64,
+    pub threads: usize,
+    pub key_size: usize,
+    pub value_size: usize,
+    pub compression_type: String,
+    pub compression_ratio: f64,
+    pub cache_size: u64,
+    /// Negative means the engine's default (10 bits per key).
+    pub bloom_bits: i64,
+    pub write_buffer_size: Option<u64>,
+    pub sync: bool,
+    pub disable_wal: bool,
+    /// None means a fresh temporary directory, deleted afterwards.
+    pub db: Option<PathBuf>,
+    pub use_existing_db: bool,
+    pub histogram: bool,
+    /// 0 means "derive one from the clock", as db_bench does.
+    pub seed: u64,
+    /// Seconds; 0 means op-count driven.
+    pub duration: u64,
+    pub stats_interval_seconds: u64,
+    pub report_interval_seconds: u64,
+    pub report_file: Option<PathBuf>,
+    pub seek_nexts: usize,
+    pub merge_operator: Option<String>,
+    /// Bytes per second for the readwhilewriting writer; 0 means unlimited.
+    pub benchmark_write_rate_limit: u64,
+    pub batch_size: usize,
+    pub min_blob_size: Option<usize>,
+    /// Which engine runs the benchmark (strata-specific).
+    pub engine: String,
+    pub max_write_buffer_number: Option<usize>,
+    pub target_file_size_base: Option<u64>,
+    pub level0_file_num_compaction_trigger: Option<usize>,
+    pub block_size: Option<usize>,
+    /// Tuning flags that were given but have no strata equivalent, for a note in the header.
+    pub ignored: Vec<String>,
+}
+
+impl Flags {
+    /// Reads per thread, resolving db_bench's "negative means num".
+    pub fn reads_per_thread(&self) -> u64 {
+        u64::try_from(self.reads).unwrap_or(self.num)
+    }
+
+    /// Writes per thread, resolving db_bench's "negative means num".
+    pub fn writes_per_thread(&self) -> u64 {
+        u64::try_from(self.writes).unwrap_or(self.num)
+    }
+
+    /// Operations per thread for read-modify-write benchmarks (db_bench's `readwrites_`).
+    pub fn readwrites_per_thread(&self) -> u64 {
+        if self.reads < 0 && self.writes < 0 {
+            self.num
+        } else {
+            self.reads.max(self.writes).max(0) as u64
+        }
+    }
+}
+
+type Setter = fn(&mut Flags, &str) -> Result<(), String>;
+
+/// One row of the flag table.
+pub struct FlagSpec {
+    pub name: &'static str,
+    /// Parsed with `set` to build the defaults; empty means "unset".
+    pub default: &'static str,
+    pub is_bool: bool,
+    pub help: &'static str,
+    set: Setter,
+}
+
+const fn flag(name: &'static str, default: &'static str, help: &'static str, set: Setter) -> FlagSpec {
+    FlagSpec { name, default, is_bool: false, help, set }
+}
+
+const fn bool_flag(name: &'static str, default: &'static str, help: &'static str, set: Setter) -> FlagSpec {
+    FlagSpec { name, default, is_bool: true, help, set }
+}
+
+/// Benchmarks run when `--benchmarks` is not given.
+pub const DEFAULT_BENCHMARKS: &str = "fillseq,readrandom,overwrite";
+
+/// The flag table: db_bench's names and defaults.
+pub static FLAGS: &[FlagSpec] = &[
+    flag("benchmarks", DEFAULT_BENCHMARKS, "comma-separated benchmarks to run in order", |f, v| {
+        f.benchmarks = v.split(',').map(str::trim).filter(|s| !s.is_empty()).map(String::from).collect();
+        Ok(())
+    }),
+    flag("num", "1000000", "number of keys", |f, v| set_num(&mut f.num, v)),
+    flag("reads", "-1", "reads per thread (<0: num)", |f, v| set_num(&mut f.reads, v)),
+    flag("writes", "-1", "writes per thread (<0: num)", |f, v| set_num(&mut f.writes, v)),
+    flag("threads", "1", "concurrent benchmark threads", |f, v| set_min(&mut f.threads, v, 1)),
+    flag("key_size", "16", "key size in bytes", |f, v| set_min(&mut f.key_size, v, 1)),
+    flag("value_size", "100", "value size in bytes", |f, v| set_num(&mut f.value_size, v)),
+    flag("compression_type", "snappy", "none, snappy, lz4 or zstd", |f, v| {
+        let c = v.to_ascii_lowercase();
+        match c.as_str() {
+            "none" | "no" | "nocompression" | "snappy" | "lz4" | "zstd" => {
+                f.compression_type = c;
+                Ok(())
+            }
+            _ => Err(format!("unknown compression {v:?} (expected none, snappy, lz4 or zstd)")),
+        }
+    }),
+    flag("compression_ratio", "0.5", "fraction of a value that is random", |f, v| {
+        let r: f64 = v.parse().map_err(|_| format!("{v:?} is not a number"))?;
+        if !(0.0..=1.0).contains(&r) {
+            return Err(format!("{r} is outside 0..=1"));
+        }
+        f.compression_ratio = r;
+        Ok(())
+    }),
+    flag("cache_size", "33554432", "block cache bytes", |f, v| set_num(&mut f.cache_size, v)),
+    flag("bloom_bits", "-1", "bloom filter bits per key (<0: engine default 10)", |f, v| {
+        set_num(&mut f.bloom_bits, v)
+    }),
+    flag("write_buffer_size", "", "memtable bytes (engine default if unset)", |f, v| {
+        set_some(&mut f.write_buffer_size, v)
+    }),
+    bool_flag("sync", "0", "fsync every write", |f, v| set_bool(&mut f.sync, v)),
+    bool_flag("disable_wal", "0", "write without the WAL", |f, v| set_bool(&mut f.disable_wal, v)),
+    flag("db", "", "database directory (default: a temporary directory, deleted afterwards)", |f, v| {
+        f.db = (!v.is_empty()).then(|| PathBuf::from(v));
+        Ok(())
+    }),
+    bool_flag("use_existing_db", "0", "keep the database; fill benchmarks are skipped", |f, v| {
+        set_bool(&mut f.use_existing_db, v)
+    }),
+    bool_flag("histogram", "0", "print the full latency histogram", |f, v| set_bool(&mut f.histogram, v)),
+    flag("seed", "0", "key RNG seed base (0: from the clock)", |f, v| set_num(&mut f.seed, v)),
+    flag("duration", "0", "seconds per random benchmark (0: op-count driven)", |f, v| {
+        set_num(&mut f.duration, v)
+    }),
+    flag("stats_interval_seconds", "0", "print throughput every N seconds", |f, v| {
+        set_num(&mut f.stats_interval_seconds, v)
+    }),
+    flag("report_interval_seconds", "0", "seconds between --report_file rows (default 1)", |f, v| {
+        set_num(&mut f.report_interval_seconds, v)
+    }),
+    flag("report_file", "", "CSV of secs_elapsed,interval_qps", |f, v| {
+        f.report_file = (!v.is_empty()).then(|| PathBuf::from(v));
+        Ok(())
+    }),
+    flag("seek_nexts", "0", "next() calls after each seek in seekrandom", |f, v| {
+        set_num(&mut f.seek_nexts, v)
+    }),
+    flag("merge_operator", "", "merge operator name (uint64add, stringappend)", |f, v| {
+        f.merge_operator = (!v.is_empty()).then(|| v.to_string());
+        Ok(())
+    }),
+    flag("benchmark_write_rate_limit", "0", "readwhilewriting writer bytes/s (0: unlimited)", |f, v| {
+        set_num(&mut f.benchmark_write_rate_limit, v)
+    }),
+    flag("batch_size", "1", "puts per write batch", |f, v| set_min(&mut f.batch_size, v, 1)),
+    flag(
+        "min_blob_size",
+        "",
+        "strata: values this long go to blob files (engine default if unset)",
+        |f, v| set_some(&mut f.min_blob_size, v),
+    ),
+    flag("engine", DEFAULT_ENGINE, "strata: engine to run (strata, memory)", |f, v| match v {
+        "strata" | "memory" => {
+            f.engine = v.to_string();
+            Ok(())
+        }
+        _ => Err(format!("unknown engine {v:?} (expected strata or memory)")),
+    }),
+    flag("max_write_buffer_number", "", "memtables kept in memory", |f, v| {
+        set_some(&mut f.max_write_buffer_number, v)
+    }),
+    flag("target_file_size_base", "", "target SST file size", |f, v| {
+        set_some(&mut f.target_file_size_base, v)
+    }),
+    flag("level0_file_num_compaction_trigger", "", "L0 files that trigger compaction", |f, v| {
+        set_some(&mut f.level0_file_num_compaction_trigger, v)
+    }),
+    flag("block_size", "", "SST block size", |f, v| set_some(&mut f.block_size, v)),
+    flag("max_background_compactions", "", "ignored: strata sizes its own background pool", |f, v| {
+        ignore(f, "max_background_compactions", v)
+    }),
+    flag("max_background_flushes", "", "ignored: strata sizes its own background pool", |f, v| {
+        ignore(f, "max_background_flushes", v)
+    }),
+    flag("max_background_jobs", "", "ignored: strata sizes its own background pool", |f, v| {
+        ignore(f, "max_background_jobs", v)
+    }),
+    flag("verify_checksum", "", "ignored: strata always verifies block checksums", |f, v| {
+        ignore(f, "verify_checksum", v)
+    }),
+    flag("mmap_read", "", "ignored: strata does not mmap", |f, v| ignore(f, "mmap_read", v)),
+    flag("open_files", "", "ignored", |f, v| ignore(f, "open_files", v)),
+    flag("statistics", "", "ignored", |f, v| ignore(f, "statistics", v)),
+    flag("stats_interval", "", "ignored (use --stats_interval_seconds)", |f, v| {
+        ignore(f, "stats_interval", v)
+    }),
+];
+
+/// The real engine when it is compiled in; otherwise the in-memory model, so the harness runs.
+const DEFAULT_ENGINE: &str = if cfg!(feature = "strata-engine") { "strata" } else { "memory" };
+
+fn ignore(f: &mut Flags, name: &str, v: &str) -> Result<(), String> {
+    f.ignored.push(format!("{name}={v}"));
+    Ok(())
+}
+
+fn set_num<T: std::str::FromStr>(slot: &mut T, v: &str) -> Result<(), String> {
+    *slot = v.parse().map_err(|_| format!("{v:?} is not a valid integer"))?;
+    Ok(())
+}
+
+fn set_min<T: std::str::FromStr + PartialOrd + std::fmt::Display>(
+    slot: &mut T,
+    v: &str,
+    min: T,
+) -> Result<(), String> {
+    let n: T = v.parse().map_err(|_| format!("{v:?} is not a valid integer"))?;
+    if n < min {
+        return Err(format!("must be at least {min}"));
+    }
+    *slot = n;
+    Ok(())
+}
+
+fn set_some<T: std::str::FromStr>(slot: &mut Option<T>, v: &str) -> Result<(), String> {
+    *slot = Some(v.parse().map_err(|_| format!("{v:?} is not a valid integer"))?);
+    Ok(())
+}
+
+fn set_bool(slot: &mut bool, v: &str) -> Result<(), String> {
+    *slot = match v.to_ascii_lowercase().as_str() {
+        "1" | "true" | "t" | "yes" | "y" => true,
+        "0" | "false" | "f" | "no" | "n" => false,
+        _ => return Err(format!("{v:?} is not a boolean (use 1/0/true/false)")),
+    };
+    Ok(())
+}
+
+/// Why the command line was rejected, or a request for help.
+#[derive(Debug, PartialEq)]
+pub enum FlagError {
+    Help,
+    Invalid(String),
+}
+
+impl std::fmt::Display for FlagError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Help => f.write_str("help requested"),
+            Self::Invalid(m) => f.write_str(m),
+        }
+    }
+}
+
+impl std::error::Error for FlagError {}
+
+/// The defaults, as db_bench has them.
+pub fn defaults() -> Flags {
+    let mut f = Flags::default();
+    for spec in FLAGS.iter().filter(|s| !s.default.is_empty()) {
+        (spec.set)(&mut f, spec.default).expect("flag table defaults parse");
+    }
+    f
+}
+
+/// Parses db_bench-style arguments (without the program or subcommand name).
+pub fn parse<S: AsRef<str>>(args: &[S]) -> Result<Flags, FlagError> {
+    let mut f = defaults();
+    for arg in args {
+        apply(&mut f, arg.as_ref())?;
+    }
+    Ok(f)
+}
+
+fn apply(f: &mut Flags, arg: &str) -> Result<(), FlagError> {
+    if matches!(arg, "--help" | "-help" | "-h") {
+        return Err(FlagError::Help);
+    }
+    let body = arg.strip_prefix("--").or_else(|| arg.strip_prefix('-')).ok_or_else(|| {
+        FlagError::Invalid(format!("unexpected argument {arg:?}: flags look like --name=value"))
+    })?;
+    let (name, value) = match body.split_once('=') {
+        Some((n, v)) => (n, Some(v)),
+        None => (body, None),
+    };
+    let (spec, value) = resolve(name, value)?;
+    (spec.set)(f, &value).map_err(|why| FlagError::Invalid(format!("--{}: {why}", spec.name)))
+}
+
+/// Finds the table row for `name`, expanding gflags' bare `--flag` and `--noflag` booleans.
+fn resolve(name: &str, value: Option<&str>) -> Result<(&'static FlagSpec, String), FlagError> {
+    if let Some(spec) = lookup(name) {
+        return match (value, spec.is_bool) {
+            (Some(v), _) => Ok((spec, v.to_string())),
+            (None, true) => Ok((spec, "1".to_string())),
+            (None, false) => Err(FlagError::Invalid(format!("--{name} needs a value: --{name}=VALUE"))),
+        };
+    }
+    if let Some(spec) = name.strip_prefix("no").and_then(lookup).filter(|s| s.is_bool) {
+        if value.is_none() {
+            return Ok((spec, "0".to_string()));
+        }
+    }
+    Err(FlagError::Invalid(unknown_flag_message(name)))
+}
+
+fn lookup(name: &str) -> Option<&'static FlagSpec> {
+    FLAGS.iter().find(|s| s.name == name)
+}
+
+fn unknown_flag_message(name: &str) -> String {
+    let known: Vec<String> = FLAGS.iter().map(|s| format!("--{}", s.name)).collect();
+    format!("unknown flag --{name}\nknown flags: {}", known.join(", "))
+}
+
+/// The `--help` text: every flag with its default and meaning.
+pub fn help_text() -> String {
+    let mut s = String::from(
+        "usage: strata bench [--name=value ...]   (RocksDB db_bench flags)\n\n\
+         benchmarks: fillseq fillrandom overwrite readrandom readseq readreverse seekrandom\n\
+         \x20           updaterandom mergerandom deleterandom deleteseq readwhilewriting\n\
+         \x20           compact flush stats levelstats\n\nflags:\n",
+    );
+    for spec in FLAGS {
+        let def = if spec.default.is_empty() { "unset" } else { spec.default };
+        let _ = writeln!(s, "  --{:<36} {} (default: {def})", spec.name, spec.help);
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_db_benchs() {
+        let f = parse::<&str>(&[]).unwrap();
+        assert_eq!(f.benchmarks, ["fillseq", "readrandom", "overwrite"]);
+        assert_eq!((f.num, f.reads, f.threads), (1_000_000, -1, 1));
+        assert_eq!((f.key_size, f.value_size), (16, 100));
+        assert_eq!(f.compression_type, "snappy");
+        assert_eq!(f.compression_ratio, 0.5);
+        assert_eq!((f.cache_size, f.bloom_bits), (33_554_432, -1));
+        assert_eq!((f.write_buffer_size, &f.db, f.min_blob_size), (None, &None, None));
+        assert!(!f.sync && !f.disable_wal && !f.use_existing_db && !f.histogram);
+        assert_eq!((f.seed, f.duration, f.seek_nexts, f.batch_size), (0, 0, 0, 1));
+        assert_eq!(f.reads_per_thread(), 1_000_000);
+    }
+
+    #[test]
+    fn values_and_booleans_parse() {
+        let f = parse(&[
+            "--benchmarks=fillrandom,compact",
+            "--num=500",
+            "--histogram",
+            "--sync=true",
+            "--nodisable_wal",
+            "-use_existing_db=1",
+            "--write_buffer_size=134217728",
+            "--db=/tmp/x",
+        ])
+        .unwrap();
+        assert_eq!(f.benchmarks, ["fillrandom", "compact"]);
+        assert_eq!(f.num, 500);
+        assert!(f.histogram && f.sync && !f.disable_wal && f.use_existing_db);
+        assert_eq!(f.write_buffer_size, Some(134_217_728));
+        assert_eq!(f.db, Some(PathBuf::from("/tmp/x")));
+    }
+
+    #[test]
+    fn tuning_flags_file_is_accepted() {
+        let text = include_str!("../../../../bench/rocksdb-tuning.flags");
+        let args: Vec<&str> = text.lines().filter(|l| !l.starts_with('#') && !l.is_empty()).collect();
+        let f = parse(&args).unwrap();
+        assert_eq!(f.max_write_buffer_number, Some(3));
+        assert_eq!(f.level0_file_num_compaction_trigger, Some(4));
+        assert_eq!(f.ignored.len(), 4, "{:?}", f.ignored);
+    }
+
+    #[test]
+    fn unknown_flag_lists_known_ones() {
+        let err = parse(&["--nmu=5"]).unwrap_err().to_string();
+        assert!(err.contains("unknown flag --nmu"), "{err}");
+        assert!(err.contains("--num") && err.contains("--benchmarks") && err.contains("--seek_nexts"));
+    }
+
+    #[test]
+    fn bad_values_name_the_flag() {
+        let err = parse(&["--num=12x"]).unwrap_err().to_string();
+        assert_eq!(err, "--num: \"12x\" is not a valid integer");
+        assert!(parse(&["--sync=maybe"]).unwrap_err().to_string().starts_with("--sync:"));
+        assert!(parse(&["--threads=0"]).is_err());
+        assert!(parse(&["--num"]).unwrap_err().to_string().contains("needs a value"));
+        assert!(parse(&["--nonum"]).is_err(), "--no prefix only for booleans");
+        assert!(parse(&["num=5"]).is_err());
+        assert_eq!(parse(&["--help"]).unwrap_err(), FlagError::Help);
+    }
+}

@@ -1,0 +1,62 @@
+//! `strata bench`: a RocksDB db_bench-compatible benchmark, so one flag string runs both
+//! engines and their output lines can be put side by side.
+//!
+//! Owns: the entry point (flags in, report out), the no-flag quick suite, and the temporary
+//! database directory's lifetime. Must not: hold benchmark logic (workloads.rs), formats
+//! (report.rs) or engine calls (engine.rs and its implementations).
+
+mod engine;
+mod engine_mem;
+#[cfg(feature = "strata-engine")]
+mod engine_strata;
+mod flags;
+mod histogram;
+mod keygen;
+mod report;
+mod runner;
+mod valuegen;
+mod workloads;
+
+use std::io::Write;
+
+use anyhow::Result;
+
+use flags::FlagError;
+
+/// What `strata bench` with no arguments runs: small enough to finish in seconds in release.
+const QUICK_SUITE: &[&str] =
+    &["--benchmarks=fillseq,readrandom,overwrite,readseq", "--num=200000", "--value_size=100"];
+
+/// Runs `strata bench ARGS...`; output goes to stdout, the environment lines to stderr.
+pub fn main(args: &[String]) -> Result<()> {
+    let quick = args.is_empty();
+    let parsed = if quick { flags::parse(QUICK_SUITE) } else { flags::parse(args) };
+    let flags = match parsed {
+        Ok(f) => f,
+        Err(FlagError::Help) => {
+            print!("{}", flags::help_text());
+            return Ok(());
+        }
+        Err(e) => return Err(anyhow::anyhow!("{e}\n(see `strata bench --help`)")),
+    };
+    if quick {
+        eprintln!("strata bench: no flags given, running the quick suite: {}", QUICK_SUITE.join(" "));
+    }
+    eprint!("{}", report::environment());
+    let stdout = std::io::stdout();
+    run(&flags, &mut stdout.lock())
+}
+
+/// Runs the benchmarks in `flags`, writing db_bench's output and the summary table to `out`.
+pub fn run(flags: &flags::Flags, out: &mut dyn Write) -> Result<()> {
+    // The guard deletes a temporary database directory when it drops, after the engine closed.
+    let (path, _temp_guard) = runner::db_dir(flags)?;
+    let mut r = runner::Runner::new(flags, &path, out)?;
+    r.run_all()?;
+    r.close();
+    let table = report::summary_table(&r.summaries);
+    drop(r);
+    out.write_all(table.as_bytes())?;
+    out.flush()?;
+    Ok(())
+}

@@ -1,0 +1,366 @@
+//! The benchmarks themselves: what one thread does for each db_bench benchmark name.
+//!
+//! Owns: the per-thread operation loops (which keys, which values, how many operations, what
+//! counts as found, how many bytes are reported), following db_bench and peerbench.cc.
+//! Must not: allocate per operation (keys live in a reused [`KeyBuf`], values are windows of
+//! the shared pool), print, or start threads (the runner does that).
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Result};
+
+use super::engine::{BenchDb, StatsKind};
+use super::flags::Flags;
+use super::keygen::{encode_key, KeyBuf, KeyRng};
+use super::report::{ProgressCounter, Stats};
+use super::valuegen::ValueGen;
+
+/// Every benchmark name `strata bench` understands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Workload {
+    FillSeq,
+    FillRandom,
+    Overwrite,
+    ReadRandom,
+    ReadSeq,
+    ReadReverse,
+    SeekRandom,
+    UpdateRandom,
+    MergeRandom,
+    DeleteSeq,
+    DeleteRandom,
+    ReadWhileWriting,
+    Compact,
+    Flush,
+    Stats(StatsKind),
+}
+
+impl Workload {
+    /// The workload for a db_bench benchmark name.
+    pub fn parse(name: &str) -> Option<Self> {
+        Some(match name {
+            "fillseq" => Self::FillSeq,
+            "fillrandom" => Self::FillRandom,
+            "overwrite" => Self::Overwrite,
+            "readrandom" => Self::ReadRandom,
+            "readseq" => Self::ReadSeq,
+            "readreverse" => Self::ReadReverse,
+            "seekrandom" => Self::SeekRandom,
+            "updaterandom" => Self::UpdateRandom,
+            "mergerandom" => Self::MergeRandom,
+            "deleteseq" => Self::DeleteSeq,
+            "deleterandom" => Self::DeleteRandom,
+            "readwhilewriting" => Self::ReadWhileWriting,
+            "compact" => Self::Compact,
+            "flush" => Self::Flush,
+            "stats" => Self::Stats(StatsKind::Stats),
+            "levelstats" => Self::Stats(StatsKind::LevelStats),
+            _ => return None,
+        })
+    }
+
+    /// Whether db_bench starts this benchmark on a freshly destroyed database.
+    pub fn needs_fresh_db(self) -> bool {
+        matches!(self, Self::FillSeq | Self::FillRandom)
+    }
+
+    /// The word in db_bench's `Microseconds per <op>:` histogram title.
+    pub fn op_title(self) -> &'static str {
+        match self {
+            Self::FillSeq | Self::FillRandom | Self::Overwrite => "write",
+            Self::ReadRandom | Self::ReadSeq | Self::ReadReverse | Self::ReadWhileWriting => "read",
+            Self::SeekRandom => "seek",
+            Self::UpdateRandom => "update",
+            Self::MergeRandom => "merge",
+            Self::DeleteSeq | Self::DeleteRandom => "delete",
+            Self::Compact | Self::Flush | Self::Stats(_) => "op",
+        }
+    }
+
+    /// The found/updates message db_bench appends to the result line.
+    pub fn message(self, found: u64, ops: u64) -> String {
+        match self {
+            Self::ReadRandom | Self::SeekRandom | Self::ReadWhileWriting => {
+                format!("({found} of {ops} found)")
+            }
+            Self::UpdateRandom => format!("( updates:{ops} found:{found})"),
+            Self::MergeRandom => format!("( updates:{ops})"),
+            _ => String::new(),
+        }
+    }
+}
+
+/// State shared by the threads of one benchmark run.
+pub struct Shared {
+    /// Readers that have finished, so readwhilewriting's writer knows when to stop.
+    pub readers_done: AtomicUsize,
+    pub readers: usize,
+}
+
+/// One benchmark thread's context.
+pub struct Ctx<'a> {
+    pub tid: usize,
+    pub db: &'a dyn BenchDb,
+    pub flags: &'a Flags,
+    pub shared: &'a Shared,
+    pub progress: &'a ProgressCounter,
+    pub keys: KeyBuf,
+    pub rng: KeyRng,
+    pub values: ValueGen,
+    pub stats: Stats,
+    pub found: u64,
+    pub ops: u64,
+    /// Set by readwhilewriting's writer: its numbers are reported apart from the readers'.
+    pub exclude: bool,
+}
+
+impl Ctx<'_> {
+    #[inline]
+    fn finished(&mut self, n: u64) {
+        self.stats.finished_ops(n);
+        self.progress.set(self.stats.done());
+    }
+}
+
+/// db_bench's `Duration`: an operation budget, or a time budget checked every 1000 operations.
+struct Budget {
+    max_ops: u64,
+    ops: u64,
+    max_secs: u64,
+    start: Instant,
+}
+
+impl Budget {
+    fn new(max_ops: u64, max_secs: u64) -> Self {
+        Self { max_ops, ops: 0, max_secs, start: Instant::now() }
+    }
+
+    #[inline]
+    fn done(&mut self, inc: u64) -> bool {
+        let inc = inc.max(1);
+        self.ops += inc;
+        if self.max_secs == 0 {
+            return self.ops > self.max_ops;
+        }
+        // Reading the clock every operation would cost more than some operations.
+        if self.ops / 1000 != (self.ops - inc) / 1000 {
+            return self.start.elapsed().as_secs() >= self.max_secs;
+        }
+        false
+    }
+}
+
+/// Runs `w` on this thread.
+pub fn run(w: Workload, c: &mut Ctx<'_>) -> Result<()> {
+    match w {
+        Workload::FillSeq => write(c, true),
+        Workload::FillRandom | Workload::Overwrite => write(c, false),
+        Workload::ReadRandom => read_random(c),
+        Workload::ReadSeq => read_seq(c, false),
+        Workload::ReadReverse => read_seq(c, true),
+        Workload::SeekRandom => seek_random(c),
+        Workload::UpdateRandom => update_random(c),
+        Workload::MergeRandom => merge_random(c),
+        Workload::DeleteSeq => delete(c, true),
+        Workload::DeleteRandom => delete(c, false),
+        Workload::ReadWhileWriting if c.tid == 0 => rate_limited_writer(c),
+        Workload::ReadWhileWriting => read_random(c),
+        Workload::Compact => c.db.compact(),
+        Workload::Flush => c.db.flush(),
+        Workload::Stats(_) => bail!("stats is not a threaded benchmark"),
+    }
+}
+
+fn write(c: &mut Ctx<'_>, seq: bool) -> Result<()> {
+    let secs = if seq { 0 } else { c.flags.duration };
+    let mut budget = Budget::new(c.flags.writes_per_thread(), secs);
+    if c.flags.batch_size > 1 {
+        return write_batches(c, seq, &mut budget);
+    }
+    let (sync, no_wal, vsize) = (c.flags.sync, c.flags.disable_wal, c.flags.value_size);
+    let mut i = 0u64;
+    let mut bytes = 0u64;
+    while !budget.done(1) {
+        let n = if seq { i } else { c.rng.next_key() };
+        i += 1;
+        let key = c.keys.key(n);
+        let value = c.values.generate(vsize);
+        c.db.put(key, value, sync, no_wal)?;
+        bytes += (key.len() + value.len()) as u64;
+        c.finished(1);
+    }
+    c.stats.add_bytes(bytes);
+    Ok(())
+}
+
+/// `--batch_size` > 1: each write is one batch; latency is per batch, operations per entry.
+fn write_batches(c: &mut Ctx<'_>, seq: bool, budget: &mut Budget) -> Result<()> {
+    let (batch, ksize, vsize) = (c.flags.batch_size, c.flags.key_size, c.flags.value_size);
+    let mut key_arena = vec![b'0'; batch * ksize];
+    let mut ranges = Vec::with_capacity(batch);
+    let mut ops: Vec<(&[u8], &[u8])> = Vec::with_capacity(batch);
+    let mut i = 0u64;
+    let mut bytes = 0u64;
+    while !budget.done(batch as u64) {
+        ranges.clear();
+        for slot in key_arena.chunks_exact_mut(ksize) {
+            let n = if seq { i } else { c.rng.next_key() };
+            i += 1;
+            encode_key(n, slot);
+            ranges.push(c.values.next_range(vsize));
+        }
+        let mut batch_ops = recycle(ops);
+        let pool = c.values.pool();
+        batch_ops.extend(key_arena.chunks_exact(ksize).zip(&ranges).map(|(k, r)| (k, &pool[r.clone()])));
+        c.db.write_batch(&batch_ops, c.flags.sync, c.flags.disable_wal)?;
+        ops = recycle(batch_ops);
+        bytes += (batch * (ksize + vsize)) as u64;
+        c.finished(batch as u64);
+    }
+    c.stats.add_bytes(bytes);
+    Ok(())
+}
+
+/// Empties a vector of borrowed pairs and hands its allocation to new borrows; the in-place
+/// collect reuses the buffer because the element layout is unchanged, so batches don't allocate.
+fn recycle<'b>(mut v: Vec<(&[u8], &[u8])>) -> Vec<(&'b [u8], &'b [u8])> {
+    v.clear();
+    v.into_iter().map(|_| (&[][..], &[][..])).collect()
+}
+
+fn read_random(c: &mut Ctx<'_>) -> Result<()> {
+    let mut budget = Budget::new(c.flags.reads_per_thread(), c.flags.duration);
+    let mut bytes = 0u64;
+    while !budget.done(1) {
+        let n = c.rng.next_key();
+        let key = c.keys.key(n);
+        c.ops += 1;
+        if let Some(v) = c.db.get(key)? {
+            c.found += 1;
+            bytes += (key.len() + v.len()) as u64;
+        }
+        c.finished(1);
+    }
+    c.stats.add_bytes(bytes);
+    Ok(())
+}
+
+fn read_seq(c: &mut Ctx<'_>, reverse: bool) -> Result<()> {
+    let n = usize::try_from(c.flags.reads_per_thread()).unwrap_or(usize::MAX);
+    let mut bytes = 0u64;
+    let (stats, progress) = (&mut c.stats, c.progress);
+    c.db.scan(b"", n, reverse, &mut |k, v| {
+        bytes += (k.len() + v.len()) as u64;
+        stats.finished_ops(1);
+        progress.set(stats.done());
+    })?;
+    c.stats.add_bytes(bytes);
+    Ok(())
+}
+
+/// Seek to a random key with a fresh iterator, then step `--seek_nexts` times: the engine
+/// visits seek_nexts + 1 entries, as db_bench's Seek plus its Next calls do.
+fn seek_random(c: &mut Ctx<'_>) -> Result<()> {
+    let mut budget = Budget::new(c.flags.reads_per_thread(), c.flags.duration);
+    let nexts = c.flags.seek_nexts;
+    let mut bytes = 0u64;
+    while !budget.done(1) {
+        let n = c.rng.next_key();
+        let key = c.keys.key(n);
+        let mut idx = 0usize;
+        let mut found = false;
+        c.db.scan(key, nexts + 1, false, &mut |k, v| {
+            found |= idx == 0 && k == key;
+            if idx < nexts {
+                bytes += (k.len() + v.len()) as u64;
+            }
+            idx += 1;
+        })?;
+        c.ops += 1;
+        c.found += u64::from(found);
+        c.finished(1);
+    }
+    c.stats.add_bytes(bytes);
+    Ok(())
+}
+
+/// Read-modify-write: a get, then a put of a new value (not atomic, as in db_bench).
+fn update_random(c: &mut Ctx<'_>) -> Result<()> {
+    let mut budget = Budget::new(c.flags.readwrites_per_thread(), c.flags.duration);
+    let (sync, no_wal, vsize) = (c.flags.sync, c.flags.disable_wal, c.flags.value_size);
+    let mut bytes = 0u64;
+    while !budget.done(1) {
+        let n = c.rng.next_key();
+        let key = c.keys.key(n);
+        c.ops += 1;
+        if let Some(v) = c.db.get(key)? {
+            c.found += 1;
+            bytes += (key.len() + v.len()) as u64;
+        }
+        let value = c.values.generate(vsize);
+        c.db.put(key, value, sync, no_wal)?;
+        bytes += (key.len() + value.len()) as u64;
+        c.finished(1);
+    }
+    c.stats.add_bytes(bytes);
+    Ok(())
+}
+
+/// Blind read-modify-write through the merge operator: no read, one merge per operation.
+fn merge_random(c: &mut Ctx<'_>) -> Result<()> {
+    let mut budget = Budget::new(c.flags.readwrites_per_thread(), c.flags.duration);
+    let (sync, no_wal, vsize) = (c.flags.sync, c.flags.disable_wal, c.flags.value_size);
+    let mut bytes = 0u64;
+    while !budget.done(1) {
+        let n = c.rng.next_key();
+        let key = c.keys.key(n);
+        let value = c.values.generate(vsize);
+        c.db.merge(key, value, sync, no_wal)?;
+        bytes += (key.len() + value.len()) as u64;
+        c.ops += 1;
+        c.finished(1);
+    }
+    c.stats.add_bytes(bytes);
+    Ok(())
+}
+
+fn delete(c: &mut Ctx<'_>, seq: bool) -> Result<()> {
+    let secs = if seq { 0 } else { c.flags.duration };
+    let mut budget = Budget::new(c.flags.num, secs);
+    let (sync, no_wal) = (c.flags.sync, c.flags.disable_wal);
+    let mut i = 0u64;
+    while !budget.done(1) {
+        let n = if seq { i } else { c.rng.next_key() };
+        i += 1;
+        c.db.delete(c.keys.key(n), sync, no_wal)?;
+        c.finished(1);
+    }
+    Ok(())
+}
+
+/// readwhilewriting's thread 0: random puts until every reader is done, holding the rate to
+/// `--benchmark_write_rate_limit` bytes/s by sleeping off any lead over the allowed schedule.
+fn rate_limited_writer(c: &mut Ctx<'_>) -> Result<()> {
+    c.exclude = true;
+    let (sync, no_wal, vsize) = (c.flags.sync, c.flags.disable_wal, c.flags.value_size);
+    let limit = c.flags.benchmark_write_rate_limit;
+    let begin = Instant::now();
+    let mut bytes = 0u64;
+    while c.shared.readers_done.load(Ordering::Acquire) < c.shared.readers {
+        let n = c.rng.next_key();
+        let key = c.keys.key(n);
+        let value = c.values.generate(vsize);
+        c.db.put(key, value, sync, no_wal)?;
+        bytes += (key.len() + value.len()) as u64;
+        c.finished(1);
+        if limit > 0 {
+            let allowed = Duration::from_secs_f64(bytes as f64 / limit as f64);
+            if let Some(lead) = allowed.checked_sub(begin.elapsed()) {
+                std::thread::sleep(lead);
+            }
+        }
+    }
+    c.stats.add_bytes(bytes);
+    Ok(())
+}
