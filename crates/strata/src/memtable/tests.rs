@@ -306,3 +306,47 @@ proptest! {
         }
     }
 }
+
+/// Rough throughput numbers, not a correctness test. Run with
+/// `cargo test -p strata --release --no-default-features memtable::tests::bench -- --ignored --nocapture`.
+#[test]
+#[ignore = "benchmark; run in release"]
+fn bench_fill_and_get() {
+    const N: u64 = 1_000_000;
+    let value = [b'v'; 100];
+    for (name, random) in [("fillseq", false), ("fillrandom", true)] {
+        let ids =
+            (0..N).map(|i| if random { i.wrapping_mul(0x9e37_79b9_7f4a_7c15) % 10u64.pow(16) } else { i });
+        let keys: Vec<Vec<u8>> = ids.map(|id| format!("{id:016}").into_bytes()).collect();
+        let mem = MemTable::new();
+        let start = thread_cpu_ns();
+        for (seq, k) in (1..).zip(&keys) {
+            mem.add(seq, ValueKind::Put, k, &value);
+        }
+        let fill = (thread_cpu_ns() - start) as f64 / N as f64;
+        let mut found = 0u64;
+        let start = thread_cpu_ns();
+        for i in 0..N {
+            let k = &keys[(i.wrapping_mul(0x2545_f491_4f6c_dd1d) % N) as usize];
+            mem.get(&seek_key(k, MAX_SEQ), &mut |ik, _| {
+                found += u64::from(key::user_key(ik) == &k[..]);
+                false
+            });
+        }
+        let get = (thread_cpu_ns() - start) as f64 / N as f64;
+        assert_eq!(found, N);
+        println!(
+            "{name}: add {fill:.0} ns/op, get {get:.0} ns/op (thread CPU time), {} MiB",
+            mem.approximate_memory_usage() >> 20
+        );
+    }
+}
+
+/// This thread's CPU time in ns (Linux), so a busy machine skews the numbers less than wall time.
+fn thread_cpu_ns() -> u64 {
+    let stat = std::fs::read_to_string("/proc/thread-self/schedstat").unwrap_or_default();
+    stat.split_whitespace().next().and_then(|t| t.parse().ok()).unwrap_or_else(|| {
+        static EPOCH: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+        EPOCH.get_or_init(std::time::Instant::now).elapsed().as_nanos() as u64
+    })
+}
