@@ -19,7 +19,12 @@ use strata::{Db, Options, ReadOptions, WriteBatch, WriteOptions};
 const KEYS_PER_BATCH: u32 = 3;
 
 fn options() -> Options {
-    Options { write_buffer_size: 256 << 10, min_blob_size: 100, level0_compaction_trigger: 2, ..Options::default() }
+    Options {
+        write_buffer_size: 256 << 10,
+        min_blob_size: 100,
+        level0_compaction_trigger: 2,
+        ..Options::default()
+    }
 }
 
 fn batch_key(cycle: u32, batch: u32, j: u32) -> Vec<u8> {
@@ -36,7 +41,8 @@ fn batch_value(cycle: u32, batch: u32, j: u32) -> Vec<u8> {
 #[test]
 #[ignore = "run by crash_loop as a child process"]
 fn crash_child() {
-    let (Ok(dir), Ok(cycle)) = (std::env::var("STRATA_CRASH_DIR"), std::env::var("STRATA_CRASH_CYCLE")) else {
+    let (Ok(dir), Ok(cycle)) = (std::env::var("STRATA_CRASH_DIR"), std::env::var("STRATA_CRASH_CYCLE"))
+    else {
         return;
     };
     let cycle: u32 = cycle.parse().unwrap();
@@ -127,14 +133,26 @@ fn crash_loop() {
         let acked = run_child(dir.path(), cycle, kill_after);
         let db = Db::open(dir.path(), options()).unwrap();
         let present = recovered_batches(&db, cycle, acked + 50);
-        assert!(present >= acked, "seed {seed} cycle {cycle}: {acked} batches acknowledged, {present} recovered");
-        assert!(present <= acked + 1, "seed {seed} cycle {cycle}: {present} recovered but only {acked} acknowledged");
+        assert!(
+            present >= acked,
+            "seed {seed} cycle {cycle}: {acked} batches acknowledged, {present} recovered"
+        );
+        assert!(
+            present <= acked + 1,
+            "seed {seed} cycle {cycle}: {present} recovered but only {acked} acknowledged"
+        );
         for (old, &n) in acked_by_cycle.iter().enumerate() {
-            assert!(recovered_batches(&db, old as u32, n + 2) >= n, "seed {seed}: cycle {old} lost data later");
+            assert!(
+                recovered_batches(&db, old as u32, n + 2) >= n,
+                "seed {seed}: cycle {old} lost data later"
+            );
         }
         acked_by_cycle.push(present);
         drop(db);
     }
     let total: u32 = acked_by_cycle.iter().sum();
-    println!("crash loop: {cycles} cycles, {total} acknowledged sync batches, 0 lost, {:.1}s", start.elapsed().as_secs_f64());
+    println!(
+        "crash loop: {cycles} cycles, {total} acknowledged sync batches, 0 lost, {:.1}s",
+        start.elapsed().as_secs_f64()
+    );
 }

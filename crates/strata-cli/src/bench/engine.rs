@@ -88,14 +88,8 @@ pub fn open(engine: &str, opts: &EngineOptions, fresh: bool) -> Result<Arc<dyn B
     }
 }
 
-#[cfg(feature = "strata-engine")]
 fn open_strata(opts: &EngineOptions) -> Result<Arc<dyn BenchDb>> {
     Ok(Arc::new(super::engine_strata::StrataDb::open(opts)?))
-}
-
-#[cfg(not(feature = "strata-engine"))]
-fn open_strata(_opts: &EngineOptions) -> Result<Arc<dyn BenchDb>> {
-    bail!("this strata binary was built without the engine: rebuild with --features strata-engine, or pass --engine=memory")
 }
 
 /// Marks a directory as created by the bench, so a later fresh run may empty it.

@@ -1,4 +1,4 @@
-//! [`BenchDb`] for the real engine, `strata::Db` (feature `strata-engine`).
+//! [`BenchDb`] for the real engine, `strata::Db`.
 //!
 //! Owns: translating [`EngineOptions`] into `strata::Options` (only where a flag was given, so
 //! the engine's defaults stay the defaults) and each benchmark call into one engine call.

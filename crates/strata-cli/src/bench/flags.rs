@@ -216,8 +216,8 @@ pub static FLAGS: &[FlagSpec] = &[
     }),
 ];
 
-/// The real engine when it is compiled in; otherwise the in-memory model, so the harness runs.
-const DEFAULT_ENGINE: &str = if cfg!(feature = "strata-engine") { "strata" } else { "memory" };
+/// The engine benchmarked unless `--engine` says otherwise (`memory` measures the harness alone).
+const DEFAULT_ENGINE: &str = "strata";
 
 fn ignore(f: &mut Flags, name: &str, v: &str) -> Result<(), String> {
     f.ignored.push(format!("{name}={v}"));

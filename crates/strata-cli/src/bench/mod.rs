@@ -7,7 +7,6 @@
 
 mod engine;
 mod engine_mem;
-#[cfg(feature = "strata-engine")]
 mod engine_strata;
 mod flags;
 mod histogram;
