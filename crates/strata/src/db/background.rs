@@ -57,6 +57,13 @@ pub(crate) struct Closer {
 
 impl Drop for Closer {
     fn drop(&mut self) {
+        // Writes made with disable_wal exist only in memtables: flush them so a clean close
+        // loses nothing (RocksDB does the same unless avoid_flush_during_shutdown is set).
+        if self.inner.unpersisted_writes.load(Ordering::Acquire) && self.inner.background_error().is_none() {
+            if let Err(e) = self.inner.flush_and_wait() {
+                tracing::warn!(error = %e, "flushing unlogged writes at close failed");
+            }
+        }
         let threads = {
             let mut bg = self.inner.bg.lock();
             bg.shutting_down = true;
@@ -356,6 +363,7 @@ impl DbInner {
             bg.compacting = true;
         }
         let result = self.compact_levels(start, end);
+        self.delete_obsolete_files();
         let mut bg = self.bg.lock();
         bg.compacting = false;
         self.bg_cv.notify_all();
@@ -381,13 +389,14 @@ impl DbInner {
             }
         }
         // Rewrite the last level in place so tombstones and blob garbage are dropped.
-        let version = self.super_version.load().version.clone();
+        let version = self.super_version.load_full().version.clone();
         let inputs = version.overlapping(last, start, end);
-        if !inputs.is_empty() {
-            if let Some(mut c) = picker::compaction_for(&version, last, last, inputs) {
-                c.trivial_move = false;
-                self.run_compaction(&c, true)?;
-            }
+        let chosen =
+            if inputs.is_empty() { None } else { picker::compaction_for(&version, last, last, inputs) };
+        drop(version);
+        if let Some(mut c) = chosen {
+            c.trivial_move = false;
+            self.run_compaction(&c, true)?;
         }
         Ok(())
     }

@@ -65,6 +65,8 @@ pub(crate) struct DbInner {
     pub stats: Stats,
     /// Set when the last handle is dropped, so long jobs can stop early.
     pub closing: AtomicBool,
+    /// Set once a write skipped the WAL; such writes are flushed at close.
+    pub unpersisted_writes: AtomicBool,
     pub(crate) _lock: Box<dyn FileLock>,
 }
 

@@ -61,6 +61,7 @@ pub(crate) fn open(path: &Path, opts: Options) -> Result<Arc<DbInner>> {
         bg_cv: Condvar::new(),
         stats: Stats::default(),
         closing: AtomicBool::new(false),
+        unpersisted_writes: AtomicBool::new(false),
         fs,
         opts,
         _lock: lock,

@@ -97,7 +97,11 @@ impl DbInner {
         let first_seq = self.last_sequence.load(Ordering::Relaxed) + 1;
         let count: u64 = group.iter().map(|w| w.batch.len() as u64).sum();
         let leader = &mut *leader;
-        if !group[0].opts.disable_wal {
+        if group[0].opts.disable_wal {
+            if !self.unpersisted_writes.load(Ordering::Relaxed) {
+                self.unpersisted_writes.store(true, Ordering::Release);
+            }
+        } else {
             encode_group(&mut leader.scratch, first_seq, count, group);
             let sync = group.iter().any(|w| w.opts.sync);
             if let Err(e) = self.append_wal(leader, sync) {
