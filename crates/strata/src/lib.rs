@@ -2,6 +2,10 @@
 //! key-value separation. See `docs/format.md` for the bytes on disk and `docs/durability.md` for
 //! what survives a crash.
 
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+struct ReadmeDoctests;
+
 pub mod batch;
 pub mod blob;
 pub mod cache;

@@ -27,7 +27,7 @@ fn fold_mul(a: u64, b: u64) -> u64 {
     (r as u64) ^ ((r >> 64) as u64)
 }
 
-/// The filter hash (normative, see docs/format-sst.md): a multiply-fold hash over 8-byte
+/// The filter hash (normative, see docs/format.md): a multiply-fold hash over 8-byte
 /// little-endian words, the tail zero-padded into a final word.
 pub fn hash64(data: &[u8]) -> u64 {
     let mut h = H_SEED ^ (data.len() as u64).wrapping_mul(H_P1);
@@ -220,7 +220,7 @@ mod tests {
 
     #[test]
     fn hash_matches_the_documented_vectors() {
-        // Pinned by docs/format-sst.md: changing the hash breaks every existing filter.
+        // Pinned by docs/format.md: changing the hash breaks every existing filter.
         assert_eq!(hash64(b""), 0xf76d_71c0_69c1_cfd4);
         assert_eq!(hash64(b"a"), 0xf7cc_ef79_3d63_ba76);
         assert_eq!(hash64(b"strata"), 0x9b83_50b4_dba1_dccd);

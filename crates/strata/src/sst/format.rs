@@ -1,6 +1,6 @@
 //! The SST container format: block handles, the per-block trailer (compression type + masked
 //! CRC32C), verified block reads, the fixed-size footer and the properties block encoding.
-//! `docs/format-sst.md` is the normative description; change both together.
+//! `docs/format.md` is the normative description; change both together.
 //!
 //! This module owns framing only. It must not interpret block entries beyond the properties
 //! block, and must never return bytes that failed their checksum.

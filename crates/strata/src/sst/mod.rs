@@ -1,6 +1,6 @@
 //! Sorted string tables: the immutable, sorted, checksummed files that hold flushed and compacted
 //! data. `builder` writes them, `table` reads them; `block`, `bloom` and `format` are the layers
-//! of the byte format described normatively in `docs/format-sst.md`.
+//! of the byte format described normatively in `docs/format.md`.
 //!
 //! This module owns the SST file format and nothing above it: it does not pick file names or
 //! levels, merge tables, or hide obsolete versions.

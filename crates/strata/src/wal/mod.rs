@@ -1,6 +1,6 @@
 //! The log format shared by the write-ahead log and the MANIFEST: a sequence of 32 KiB blocks
 //! holding checksummed physical records that together carry arbitrary-length logical records.
-//! See `docs/format-wal.md` for the bytes.
+//! See `docs/format.md` for the bytes.
 //!
 //! This module owns framing only: it must not know what the payloads mean (write batches or
 //! version edits), and it never decides on its own to truncate or rewrite a log file.
