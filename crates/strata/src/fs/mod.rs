@@ -32,6 +32,11 @@ pub trait RandomAccessFile: Send + Sync {
     fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> Result<()>;
     /// The file's size when it was opened.
     fn size(&self) -> u64;
+    /// The whole file as memory, when the filesystem maps files; readers then borrow from it
+    /// instead of copying. `None` means every read goes through `read_exact_at`.
+    fn mapped(&self) -> Option<&[u8]> {
+        None
+    }
 }
 
 /// A file read front to back once (WAL and MANIFEST replay).

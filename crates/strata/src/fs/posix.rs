@@ -38,15 +38,44 @@ struct PosixRandom {
     file: File,
     path: PathBuf,
     size: u64,
+    map: Option<memmap2::Mmap>,
 }
 
 impl RandomAccessFile for PosixRandom {
     fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
+        if let Some(map) = &self.map {
+            let start = usize::try_from(offset).ok();
+            let range = start.and_then(|s| Some(s..s.checked_add(buf.len())?));
+            if let Some(src) = range.and_then(|r| map.get(r)) {
+                buf.copy_from_slice(src);
+                return Ok(());
+            }
+            let e = std::io::Error::new(std::io::ErrorKind::UnexpectedEof, "read past the end of the file");
+            return Err(Error::io(&self.path, e));
+        }
         self.file.read_exact_at(buf, offset).map_err(|e| Error::io(&self.path, e))
     }
     fn size(&self) -> u64 {
         self.size
     }
+    fn mapped(&self) -> Option<&[u8]> {
+        self.map.as_deref()
+    }
+}
+
+/// Maps a file strata opened for reading. Only immutable files are opened this way (SST and blob
+/// files are never written after they are finished and renamed into use), so the mapping cannot
+/// change under a reader; an unlinked file stays mapped until the last reader drops it.
+fn map_file(file: &File, size: u64) -> Option<memmap2::Mmap> {
+    if size == 0 || usize::try_from(size).is_err() {
+        return None;
+    }
+    // SAFETY: the mapped file is immutable for strata's purposes (see above). The remaining hazard
+    // is another process truncating the file, which would turn reads into SIGBUS; like LMDB and
+    // RocksDB's mmap_read, strata documents that its directory must not be modified externally
+    // while open. The mapping is read-only and outlives every slice borrowed from it because
+    // slices borrow `PosixRandom`.
+    unsafe { memmap2::Mmap::map(file) }.ok()
 }
 
 struct PosixSequential {
@@ -100,7 +129,8 @@ impl FileSystem for PosixFs {
     fn open_random(&self, path: &Path) -> Result<Arc<dyn RandomAccessFile>> {
         let file = File::open(path).map_err(|e| Error::io(path, e))?;
         let size = file.metadata().map_err(|e| Error::io(path, e))?.len();
-        Ok(Arc::new(PosixRandom { file, path: path.to_path_buf(), size }))
+        let map = map_file(&file, size);
+        Ok(Arc::new(PosixRandom { file, path: path.to_path_buf(), size, map }))
     }
 
     fn open_sequential(&self, path: &Path) -> Result<Box<dyn SequentialFile>> {
@@ -161,5 +191,42 @@ impl FileSystem for PosixFs {
         }
         set.insert(key.clone());
         Ok(Box::new(PosixLock { _file: file, path: key }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mapped_reads_match_the_file_and_reject_reads_past_the_end() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        let fs = PosixFs;
+        let mut w = fs.create(&path).unwrap();
+        let data: Vec<u8> = (0..10_000u32).map(|i| (i % 253) as u8).collect();
+        w.append(&data).unwrap();
+        w.sync_data().unwrap();
+        drop(w);
+        let r = fs.open_random(&path).unwrap();
+        assert_eq!(r.mapped(), Some(&data[..]));
+        let mut buf = vec![0u8; 100];
+        r.read_exact_at(9_900, &mut buf).unwrap();
+        assert_eq!(buf, &data[9_900..]);
+        assert!(r.read_exact_at(9_901, &mut buf).is_err());
+        assert!(r.read_exact_at(u64::MAX, &mut buf).is_err());
+        // An unlinked file stays readable through its mapping.
+        fs.remove_file(&path).unwrap();
+        assert_eq!(r.mapped().map(<[u8]>::len), Some(10_000));
+    }
+
+    #[test]
+    fn empty_files_are_not_mapped() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("empty");
+        drop(PosixFs.create(&path).unwrap());
+        let r = PosixFs.open_random(&path).unwrap();
+        assert!(r.mapped().is_none());
+        assert!(r.read_exact_at(0, &mut [0u8; 1]).is_err());
     }
 }
