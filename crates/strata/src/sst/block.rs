@@ -10,6 +10,7 @@ use std::cmp::Ordering;
 use std::sync::Arc;
 
 use crate::error::{Error, Result};
+use crate::fs::RandomAccessFile;
 use crate::iter::InternalIterator;
 use crate::key;
 use crate::util::coding::{self, Reader};
@@ -100,37 +101,79 @@ fn common_prefix_len(a: &[u8], b: &[u8]) -> usize {
     a.iter().zip(b).take_while(|(x, y)| x == y).count()
 }
 
+/// Where a block's bytes live: decoded into memory, or borrowed from a memory-mapped file.
+enum Storage {
+    Owned(Vec<u8>),
+    Mapped { file: Arc<dyn RandomAccessFile>, start: usize, len: usize },
+}
+
 /// A decoded, immutable block: its uncompressed bytes and where the restart array starts.
-#[derive(Debug)]
 pub struct Block {
-    data: Vec<u8>,
+    data: Storage,
     restarts_offset: usize,
     num_restarts: usize,
+}
+
+impl std::fmt::Debug for Block {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Block").field("size", &self.size()).field("restarts", &self.num_restarts).finish()
+    }
+}
+
+/// Reads the restart-array framing at the end of `data`: (restarts offset, restart count).
+fn restart_framing(data: &[u8]) -> Result<(usize, usize)> {
+    let n = coding::get_u32(data.get(data.len().saturating_sub(4)..).unwrap_or(&[]))
+        .ok_or_else(|| Error::corruption("block shorter than its restart count"))? as usize;
+    let max = (data.len() - 4) / 4;
+    if n == 0 || n > max {
+        return Err(Error::corruption(format!("block claims {n} restarts, room for {max}")));
+    }
+    Ok((data.len() - 4 - 4 * n, n))
 }
 
 impl Block {
     /// Takes ownership of uncompressed block bytes, checking only the restart-array framing;
     /// entries are validated lazily as iterators decode them.
     pub fn new(data: Vec<u8>) -> Result<Self> {
-        let n = coding::get_u32(data.get(data.len().saturating_sub(4)..).unwrap_or(&[]))
-            .ok_or_else(|| Error::corruption("block shorter than its restart count"))?
-            as usize;
-        let max = (data.len() - 4) / 4;
-        if n == 0 || n > max {
-            return Err(Error::corruption(format!("block claims {n} restarts, room for {max}")));
+        let (restarts_offset, num_restarts) = restart_framing(&data)?;
+        Ok(Self { data: Storage::Owned(data), restarts_offset, num_restarts })
+    }
+
+    /// A block whose (uncompressed, already verified) bytes are `start..start + len` of the
+    /// memory-mapped `file`; nothing is copied.
+    pub fn mapped(file: Arc<dyn RandomAccessFile>, start: usize, len: usize) -> Result<Self> {
+        let bytes = file.mapped().and_then(|m| m.get(start..start.checked_add(len)?));
+        let (restarts_offset, num_restarts) =
+            restart_framing(bytes.ok_or_else(|| Error::corruption("mapped block outside the file"))?)?;
+        Ok(Self { data: Storage::Mapped { file, start, len }, restarts_offset, num_restarts })
+    }
+
+    /// The block contents.
+    #[inline]
+    pub fn bytes(&self) -> &[u8] {
+        match &self.data {
+            Storage::Owned(v) => v,
+            Storage::Mapped { file, start, len } => {
+                file.mapped().and_then(|m| m.get(*start..*start + *len)).unwrap_or(&[])
+            }
         }
-        let restarts_offset = data.len() - 4 - 4 * n;
-        Ok(Self { data, restarts_offset, num_restarts: n })
     }
 
     /// Bytes of the block contents.
     pub fn size(&self) -> usize {
-        self.data.len()
+        match &self.data {
+            Storage::Owned(v) => v.len(),
+            Storage::Mapped { len, .. } => *len,
+        }
     }
 
     /// Memory the block holds, charged to the block cache.
     pub fn charge(&self) -> usize {
-        self.data.capacity() + std::mem::size_of::<Self>()
+        let owned = match &self.data {
+            Storage::Owned(v) => v.capacity(),
+            Storage::Mapped { .. } => 0,
+        };
+        owned + std::mem::size_of::<Self>()
     }
 
     /// A cursor over the block, not yet positioned.
@@ -140,7 +183,7 @@ impl Block {
 
     fn restart_point(&self, i: usize) -> Option<usize> {
         let at = self.restarts_offset.checked_add(i.checked_mul(4)?)?;
-        coding::get_u32(self.data.get(at..)?).map(|v| v as usize)
+        coding::get_u32(self.bytes().get(at..)?).map(|v| v as usize)
     }
 }
 
@@ -258,7 +301,7 @@ impl BlockIter {
             self.mark_invalid();
             return false;
         }
-        let Some((shared, unshared, vlen, hlen)) = decode_header(&self.block.data, self.current, limit)
+        let Some((shared, unshared, vlen, hlen)) = decode_header(self.block.bytes(), self.current, limit)
         else {
             self.corrupt("truncated entry");
             return false;
@@ -287,7 +330,7 @@ impl BlockIter {
 
     /// Ranges were checked by `decode_header` and `shared <= key_len`, so slicing cannot fail.
     fn rebuild_key(&mut self, shared: usize, delta_start: usize, delta_end: usize) {
-        let data = &self.block.data;
+        let data = self.block.bytes();
         if shared == 0 {
             self.key_borrowed = true;
             self.key_start = delta_start;
@@ -317,9 +360,9 @@ impl BlockIter {
     fn restart_key(&mut self, i: usize) -> Option<&[u8]> {
         let limit = self.block.restarts_offset;
         let p = self.block.restart_point(i).filter(|&p| p < limit);
-        let header = p.and_then(|p| Some((p, decode_header(&self.block.data, p, limit)?)));
+        let header = p.and_then(|p| Some((p, decode_header(self.block.bytes(), p, limit)?)));
         match header {
-            Some((p, (0, unshared, _, hlen))) => self.block.data.get(p + hlen..p + hlen + unshared),
+            Some((p, (0, unshared, _, hlen))) => self.block.bytes().get(p + hlen..p + hlen + unshared),
             _ => {
                 self.corrupt("bad restart entry");
                 None
@@ -426,14 +469,14 @@ impl InternalIterator for BlockIter {
 
     fn key(&self) -> &[u8] {
         if self.key_borrowed {
-            self.block.data.get(self.key_start..self.key_end).unwrap_or(&[])
+            self.block.bytes().get(self.key_start..self.key_end).unwrap_or(&[])
         } else {
             &self.key_buf
         }
     }
 
     fn value(&self) -> &[u8] {
-        self.block.data.get(self.val_start..self.val_end).unwrap_or(&[])
+        self.block.bytes().get(self.val_start..self.val_end).unwrap_or(&[])
     }
 
     fn status(&self) -> Result<()> {
@@ -564,7 +607,7 @@ mod tests {
         #[test]
         fn mutated_blocks_never_panic(pos in 0usize..4000, byte in any::<u8>()) {
             let block = build(100, 4);
-            let mut data = block.data.clone();
+            let mut data = block.bytes().to_vec();
             let p = pos % data.len();
             data[p] = byte;
             exercise(data);

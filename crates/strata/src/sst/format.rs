@@ -83,6 +83,37 @@ fn block_error(file_number: u64, h: &BlockHandle, why: impl std::fmt::Display) -
 }
 
 /// Reads the block at `h`, verifies its checksum and returns its uncompressed contents.
+/// For a memory-mapped file: the byte range of an uncompressed block (after verifying its
+/// checksum when `verify`), or `None` if the block is compressed (the caller then decodes it with
+/// `read_block`).
+pub fn mapped_block_range(
+    map: &[u8],
+    file_number: u64,
+    h: &BlockHandle,
+    verify: bool,
+) -> Result<Option<(usize, usize)>> {
+    let range = usize::try_from(h.offset).ok().zip(usize::try_from(h.size).ok());
+    let Some((start, len)) =
+        range.filter(|&(s, l)| l <= MAX_BLOCK_SIZE && s.checked_add(l + BLOCK_TRAILER_LEN).is_some())
+    else {
+        return Err(block_error(file_number, h, "handle outside the file"));
+    };
+    let (Some(contents), Some(trailer)) =
+        (map.get(start..start + len), map.get(start + len..start + len + BLOCK_TRAILER_LEN))
+    else {
+        return Err(block_error(file_number, h, "handle outside the file"));
+    };
+    let kind_byte = trailer[0];
+    if kind_byte != Compression::None as u8 {
+        return Ok(None);
+    }
+    let stored = coding::get_u32(&trailer[1..]).unwrap_or(0);
+    if verify && crc::unmask(stored) != crc::extend(crc::crc32c(contents), &[kind_byte]) {
+        return Err(block_error(file_number, h, "checksum mismatch"));
+    }
+    Ok(Some((start, len)))
+}
+
 pub fn read_block(file: &dyn RandomAccessFile, file_number: u64, h: &BlockHandle) -> Result<Vec<u8>> {
     let size = usize::try_from(h.size).ok().filter(|&s| s <= MAX_BLOCK_SIZE);
     let Some(size) = size.filter(|_| h.end() <= file.size() && h.offset.checked_add(h.size).is_some()) else {

@@ -79,4 +79,20 @@ pub(crate) mod testfs {
             self.0.len() as u64
         }
     }
+
+    /// A read-only file over a byte vector that also offers itself as a memory mapping, so the
+    /// table's zero-copy path runs.
+    pub struct MappedMemRandom(pub MemRandom);
+
+    impl RandomAccessFile for MappedMemRandom {
+        fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
+            self.0.read_exact_at(offset, buf)
+        }
+        fn size(&self) -> u64 {
+            self.0.size()
+        }
+        fn mapped(&self) -> Option<&[u8]> {
+            Some(&self.0 .0)
+        }
+    }
 }
