@@ -11,6 +11,7 @@ mod background;
 mod db_iter;
 pub mod filenames;
 mod open;
+mod options_file;
 mod properties;
 mod read;
 mod table_cache;

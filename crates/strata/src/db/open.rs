@@ -67,6 +67,7 @@ pub(crate) fn open(path: &Path, opts: Options) -> Result<Arc<DbInner>> {
         _lock: lock,
     });
     replay_wals(&inner, &wals, wal_number)?;
+    write_options_file(&inner)?;
     inner.delete_obsolete_files();
     remove_orphans(&inner)?;
     Ok(inner)
@@ -202,6 +203,19 @@ fn flush_recovered(db: &DbInner, mem: &Arc<MemTable>, edit: &mut VersionEdit) ->
     edit.new_files.extend(out.tables.into_iter().map(|t| (0, t)));
     edit.new_blob_files.extend(out.blob_files);
     db.stats.flush_bytes.fetch_add(out.bytes_written, Ordering::Relaxed);
+    Ok(())
+}
+
+/// Records the options of this open in a new `OPTIONS-NNNNNN` and removes the older ones.
+fn write_options_file(db: &DbInner) -> Result<()> {
+    let number = db.versions.lock().new_file_number();
+    let text = super::options_file::render(&db.opts);
+    db.fs.write_atomic(&db.dir, &filenames::options_name(number), text.as_bytes())?;
+    for name in db.fs.list_dir(&db.dir)? {
+        if matches!(filenames::parse(&name), Some((FileKind::Options, n)) if n < number) {
+            db.fs.remove_file(&db.dir.join(&name))?;
+        }
+    }
     Ok(())
 }
 
