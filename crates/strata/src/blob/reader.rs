@@ -58,13 +58,28 @@ impl BlobReader {
         self.check_pointer(ptr)?;
         let size =
             usize::try_from(ptr.size).map_err(|_| self.corrupt(ptr.offset, "record size too large"))?;
+        if let Some(map) = self.file.mapped() {
+            // Borrow the record from the mapping: one copy of the value, no buffer to zero.
+            let start = usize::try_from(ptr.offset).ok();
+            let rec = start.and_then(|s| map.get(s..s.checked_add(size)?));
+            let rec = rec.ok_or_else(|| self.corrupt(ptr.offset, "record outside the mapped file"))?;
+            return self.value_of(rec, ptr.offset, user_key);
+        }
         let mut rec = vec![0u8; size];
         self.file.read_exact_at(ptr.offset, &mut rec)?;
-        let view = format::parse_record(&rec).map_err(|why| self.corrupt(ptr.offset, why))?;
+        self.value_of(&rec, ptr.offset, user_key)
+    }
+
+    /// Checks a record's framing, checksum and key, and returns its (decompressed) value.
+    fn value_of(&self, rec: &[u8], offset: u64, user_key: &[u8]) -> Result<Vec<u8>> {
+        let view = format::parse_record(rec).map_err(|why| self.corrupt(offset, why))?;
         if rec.get(view.key.clone()) != Some(user_key) {
-            return Err(self.corrupt(ptr.offset, "record belongs to a different key"));
+            return Err(self.corrupt(offset, "record belongs to a different key"));
         }
-        self.take_value(rec, &view, ptr.offset)
+        if view.flags & FLAG_COMPRESSED == 0 {
+            return Ok(rec.get(view.stored.clone()).unwrap_or_default().to_vec());
+        }
+        self.decompress(rec, &view, offset)
     }
 
     fn check_pointer(&self, ptr: &BlobPointer) -> Result<()> {
@@ -78,16 +93,6 @@ impl BlobReader {
             return Err(self.corrupt(ptr.offset, &format!("pointer of size {} is out of bounds", ptr.size)));
         }
         Ok(())
-    }
-
-    /// Turns a checked record into its value, reusing the record buffer for raw values.
-    fn take_value(&self, mut rec: Vec<u8>, view: &RecordView, offset: u64) -> Result<Vec<u8>> {
-        if view.flags & FLAG_COMPRESSED == 0 {
-            rec.truncate(view.stored.end);
-            rec.drain(..view.stored.start);
-            return Ok(rec);
-        }
-        self.decompress(&rec, view, offset)
     }
 
     fn decompress(&self, rec: &[u8], view: &RecordView, offset: u64) -> Result<Vec<u8>> {

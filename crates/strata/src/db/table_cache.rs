@@ -1,23 +1,88 @@
 //! Open SST readers and blob readers, bounded by `max_open_files`, keyed by file number.
 //! Opening a file reads and verifies its footer and pins its index and filter; this cache makes
 //! that happen once per file rather than once per read. It owns no policy about which files live.
+//!
+//! Lookups are on every read's path, so they take no lock: the map is immutable and swapped
+//! whole (read-copy-update) on the rare open or eviction.
 
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use arc_swap::ArcSwap;
+use parking_lot::Mutex;
+
 use crate::blob::BlobReader;
-use crate::cache::ShardedCache;
 use crate::db::filenames;
 use crate::error::Result;
 use crate::fs::FileSystem;
 use crate::sst::{BlockCache, Table};
 
+/// A multiplicative hash for file numbers: they are small distinct integers, no DoS concern.
+#[derive(Default)]
+struct FileNumberHasher(u64);
+
+impl Hasher for FileNumberHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 << 8 | u64::from(b)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        }
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+}
+
+type FileMap<T> = HashMap<u64, Arc<T>, BuildHasherDefault<FileNumberHasher>>;
+
+/// Open readers of one kind, read without locks and bounded by `capacity` entries.
+struct OpenFiles<T> {
+    map: ArcSwap<FileMap<T>>,
+    update: Mutex<()>,
+    capacity: usize,
+}
+
+impl<T> OpenFiles<T> {
+    fn new(capacity: usize) -> Self {
+        Self { map: ArcSwap::from_pointee(FileMap::default()), update: Mutex::new(()), capacity }
+    }
+
+    fn get(&self, number: u64) -> Option<Arc<T>> {
+        self.map.load().get(&number).cloned()
+    }
+
+    fn insert(&self, number: u64, value: Arc<T>) {
+        let _guard = self.update.lock();
+        let mut next = FileMap::clone(&self.map.load());
+        while next.len() >= self.capacity {
+            // Any victim will do: a reader holding it keeps it alive, a later read reopens it.
+            let Some(&victim) = next.keys().next() else { break };
+            next.remove(&victim);
+        }
+        next.insert(number, value);
+        self.map.store(Arc::new(next));
+    }
+
+    fn remove(&self, number: u64) {
+        let _guard = self.update.lock();
+        if self.map.load().contains_key(&number) {
+            let mut next = FileMap::clone(&self.map.load());
+            next.remove(&number);
+            self.map.store(Arc::new(next));
+        }
+    }
+}
+
 /// Shared handle to the open files of one database.
 pub struct TableCache {
     dir: PathBuf,
     fs: Arc<dyn FileSystem>,
-    tables: ShardedCache<Arc<Table>>,
-    blobs: ShardedCache<Arc<BlobReader>>,
+    tables: OpenFiles<Table>,
+    blobs: OpenFiles<BlobReader>,
     block_cache: Option<Arc<BlockCache>>,
 }
 
@@ -29,37 +94,36 @@ impl TableCache {
         max_open_files: usize,
         block_cache: Option<Arc<BlockCache>>,
     ) -> Self {
-        // Charge 1 per file, so capacity counts files; each of the 32 shards gets an equal part.
-        let cap = max_open_files.max(64);
-        Self { dir, fs, tables: ShardedCache::new(cap), blobs: ShardedCache::new(cap / 2), block_cache }
+        let cap = max_open_files.max(16);
+        Self { dir, fs, tables: OpenFiles::new(cap), blobs: OpenFiles::new(cap / 2), block_cache }
     }
 
     /// The open reader for SST `number`.
     pub fn table(&self, number: u64) -> Result<Arc<Table>> {
-        if let Some(t) = self.tables.get(&(number, 0)) {
+        if let Some(t) = self.tables.get(number) {
             return Ok(t);
         }
         let file = self.fs.open_random(&filenames::table(&self.dir, number))?;
         let table = Arc::new(Table::open(file, number, self.block_cache.clone())?);
-        self.tables.insert((number, 0), Arc::clone(&table), 1);
+        self.tables.insert(number, Arc::clone(&table));
         Ok(table)
     }
 
     /// The open reader for blob file `number`.
     pub fn blob(&self, number: u64) -> Result<Arc<BlobReader>> {
-        if let Some(b) = self.blobs.get(&(number, 0)) {
+        if let Some(b) = self.blobs.get(number) {
             return Ok(b);
         }
         let file = self.fs.open_random(&filenames::blob(&self.dir, number))?;
         let reader = Arc::new(BlobReader::open(file, number)?);
-        self.blobs.insert((number, 0), Arc::clone(&reader), 1);
+        self.blobs.insert(number, Arc::clone(&reader));
         Ok(reader)
     }
 
     /// Forgets a deleted file and its cached blocks.
     pub fn evict(&self, number: u64) {
-        self.tables.erase_file(number);
-        self.blobs.erase_file(number);
+        self.tables.remove(number);
+        self.blobs.remove(number);
         if let Some(c) = &self.block_cache {
             c.erase_file(number);
         }
