@@ -76,8 +76,12 @@ fn check_gets(db: &Db, expected: &Entries, is_damaged: &dyn Fn(&[u8]) -> bool, c
             failed += 1;
         } else {
             match got {
-                Ok(Some(got)) => assert!(&got == v, "{case}: wrong value for {:?}", String::from_utf8_lossy(k)),
-                other => panic!("{case}: get {:?} of an undamaged key: {other:?}", String::from_utf8_lossy(k)),
+                Ok(Some(got)) => {
+                    assert!(&got == v, "{case}: wrong value for {:?}", String::from_utf8_lossy(k))
+                }
+                other => {
+                    panic!("{case}: get {:?} of an undamaged key: {other:?}", String::from_utf8_lossy(k))
+                }
             }
         }
     }
@@ -109,7 +113,10 @@ fn scan(db: &Db, reverse: bool) -> (Entries, strata::Result<()>) {
 /// damaged entry in their direction, and end with Corruption (or Ok if nothing is damaged).
 fn check_scans(db: &Db, expected: &Entries, first_bad: Option<usize>, last_bad: Option<usize>, case: &str) {
     let (fwd, status) = scan(db, false);
-    assert!(fwd.len() <= expected.len() && fwd[..] == expected[..fwd.len()], "{case}: forward scan yielded wrong data");
+    assert!(
+        fwd.len() <= expected.len() && fwd[..] == expected[..fwd.len()],
+        "{case}: forward scan yielded wrong data"
+    );
     match first_bad {
         Some(i) => {
             assert!(fwd.len() <= i, "{case}: forward scan went past the damaged entry {i}");
@@ -225,9 +232,9 @@ fn sst_corruption(compression: Compression) {
     let index_of: BTreeMap<Vec<u8>, usize> =
         expected.iter().enumerate().map(|(i, (k, _))| (k.clone(), i)).collect();
 
-    // Every 40th of the data region, plus every byte of the first block's trailer and the first
+    // Every 120th of the data region, plus every byte of the first block's trailer and the first
     // and last bytes of the data region.
-    let mut positions: Vec<u64> = (0..40).map(|n| n * data_end / 40 + 13).collect();
+    let mut positions: Vec<u64> = (0..120).map(|n| n * data_end / 120 + 13).collect();
     let first = blocks[0].handle;
     positions.extend(first.offset + first.size..first.end());
     positions.extend([0, data_end - 1]);
@@ -294,8 +301,9 @@ fn blob_corruption(compression: Compression, compressible: bool) {
     let root = tempfile::tempdir().unwrap();
     let pristine = root.path().join("pristine");
     let mut rng = Lcg(7);
-    let expected: Entries =
-        (0..400).map(|i| (format!("bkey{i:05}").into_bytes(), blob_value(i, compressible, &mut rng))).collect();
+    let expected: Entries = (0..400)
+        .map(|i| (format!("bkey{i:05}").into_bytes(), blob_value(i, compressible, &mut rng)))
+        .collect();
     {
         let db = Db::open(&pristine, opts()).unwrap();
         let w = WriteOptions::default();
@@ -307,7 +315,8 @@ fn blob_corruption(compression: Compression, compressible: bool) {
     }
     let blob = only_file(&pristine, ".blob");
     let blob_name = blob.file_name().unwrap().to_owned();
-    let reader = BlobReader::open(strata::fs::default_fs().open_random(&blob).unwrap(), file_number(&blob)).unwrap();
+    let reader =
+        BlobReader::open(strata::fs::default_fs().open_random(&blob).unwrap(), file_number(&blob)).unwrap();
     let records = reader.records().unwrap();
     assert_eq!(records.len(), expected.len(), "every value should be in the blob file");
     let index_of: BTreeMap<Vec<u8>, usize> =
@@ -319,7 +328,10 @@ fn blob_corruption(compression: Compression, compressible: bool) {
         for delta in [1, 4, 6 + key.len() as u64 / 2, ptr.size / 2, ptr.size - 1] {
             let pos = ptr.offset + delta;
             let mask = [0x01u8, 0x80, 0xff][n % 3];
-            let case = format!("{compression:?} blob record of {:?} byte {delta} ^ {mask:#04x}", String::from_utf8_lossy(key));
+            let case = format!(
+                "{compression:?} blob record of {:?} byte {delta} ^ {mask:#04x}",
+                String::from_utf8_lossy(key)
+            );
             let dir = root.path().join(format!("case{n}"));
             n += 1;
             copy_dir(&pristine, &dir);
@@ -349,7 +361,10 @@ fn blob_corruption(compression: Compression, compressible: bool) {
         }
         let (fwd, status) = scan(&db, false);
         assert!(fwd.is_empty(), "{case}");
-        assert!(matches!(status, Err(Error::Corruption(_) | Error::UnsupportedVersion { .. })), "{case}: {status:?}");
+        assert!(
+            matches!(status, Err(Error::Corruption(_) | Error::UnsupportedVersion { .. })),
+            "{case}: {status:?}"
+        );
         drop(db);
         fs::remove_dir_all(&dir).unwrap();
     }
@@ -408,7 +423,11 @@ fn wal_opts() -> Options {
 }
 
 fn wal_entries(n: usize) -> Entries {
-    (0..n).map(|i| (format!("wal{i:05}").into_bytes(), format!("payload of record {i} ").repeat(4).into_bytes())).collect()
+    (0..n)
+        .map(|i| {
+            (format!("wal{i:05}").into_bytes(), format!("payload of record {i} ").repeat(4).into_bytes())
+        })
+        .collect()
 }
 
 /// Writes `expected` one synced put per record and drops the handle; returns the WAL and its records.
@@ -461,7 +480,8 @@ fn wal_mid_log_damage_fails_open_unless_skipping() {
             assert_eq!(got.as_ref(), Some(v), "record {i} lost");
         }
     }
-    let survivors: Entries = expected.iter().enumerate().filter(|&(i, _)| i != damaged).map(|(_, e)| e.clone()).collect();
+    let survivors: Entries =
+        expected.iter().enumerate().filter(|&(i, _)| i != damaged).map(|(_, e)| e.clone()).collect();
     check_scans(&db, &survivors, None, None, "after skipping");
     db.close().unwrap();
 
