@@ -162,6 +162,17 @@ impl<'a> DecodedBatch<'a> {
     }
 }
 
+/// Decodes a WAL payload into its first sequence number and `(kind, key, value)` records; used by
+/// tools and fuzzing. Errors are `Corruption`, never panics.
+pub fn decode_payload(payload: &[u8]) -> Result<(SeqNo, Vec<(ValueKind, Vec<u8>, Vec<u8>)>)> {
+    let batch = DecodedBatch::decode(payload)?;
+    let records = batch
+        .records()
+        .map(|r| r.map(|(kind, k, v)| (kind, k.to_vec(), v.to_vec())))
+        .collect::<Result<Vec<_>>>()?;
+    Ok((batch.first_seq, records))
+}
+
 /// Iterates `(kind, key, value)` records; a malformed record yields one `Err` and stops.
 pub(crate) struct RecordIter<'a> {
     r: Reader<'a>,
