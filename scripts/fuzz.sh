@@ -15,7 +15,7 @@ export RUSTC_BOOTSTRAP=1
 for t in "${targets[@]}"; do
   mkdir -p "fuzz/corpus/$t"
   log=$(mktemp)
-  if ! cargo fuzz run --fuzz-dir fuzz "$t" "fuzz/corpus/$t" -- -max_total_time="$seconds" -rss_limit_mb=2048 >"$log" 2>&1; then
+  if ! cargo fuzz run --fuzz-dir fuzz "$t" "fuzz/corpus/$t" -- -max_total_time="$seconds" -rss_limit_mb=2048 -print_final_stats=1 >"$log" 2>&1; then
     tail -40 "$log"
     echo "fuzz target $t FAILED" >&2
     exit 1
