@@ -21,6 +21,7 @@ pub mod options;
 pub mod snapshot;
 pub mod sst;
 pub mod util;
+pub mod verify;
 pub mod version;
 pub mod wal;
 
