@@ -181,10 +181,49 @@ impl Block {
         BlockIter::new(Arc::clone(self))
     }
 
+    /// Number of restart points.
+    pub fn num_restarts(&self) -> usize {
+        self.num_restarts
+    }
+
+    /// For a block whose every entry is a restart point (index blocks): the first 8 bytes of each
+    /// entry's user key as a big-endian integer, zero-padded, in entry order. `None` if some entry
+    /// is not a restart point or does not decode. Comparing these integers orders entries the way
+    /// their keys do (ties aside), so a search can run over a dense array instead of the block.
+    pub fn restart_key_prefixes(&self) -> Option<Vec<u64>> {
+        let data = self.bytes();
+        let limit = self.restarts_offset;
+        let mut out = Vec::with_capacity(self.num_restarts);
+        let mut expected_next = 0;
+        for i in 0..self.num_restarts {
+            let p = self.restart_point(i)?;
+            if p != expected_next {
+                return None;
+            }
+            let (shared, unshared, vlen, hlen) = decode_header(data, p, limit)?;
+            if shared != 0 {
+                return None;
+            }
+            let ikey = data.get(p + hlen..p + hlen + unshared)?;
+            out.push(key_prefix(key::user_key(ikey)));
+            expected_next = p + hlen + unshared + vlen;
+        }
+        (expected_next == limit).then_some(out)
+    }
+
     fn restart_point(&self, i: usize) -> Option<usize> {
         let at = self.restarts_offset.checked_add(i.checked_mul(4)?)?;
         coding::get_u32(self.bytes().get(at..)?).map(|v| v as usize)
     }
+}
+
+/// The first 8 bytes of `user_key` as a big-endian integer, zero-padded.
+#[inline]
+pub fn key_prefix(user_key: &[u8]) -> u64 {
+    let mut b = [0u8; 8];
+    let n = user_key.len().min(8);
+    b[..n].copy_from_slice(&user_key[..n]);
+    u64::from_be_bytes(b)
 }
 
 /// Entry header: (shared, unshared, value length, header length).
@@ -391,6 +430,30 @@ impl BlockIter {
             }
         }
         Some(left)
+    }
+}
+
+impl BlockIter {
+    /// For blocks whose every entry is a restart point: positions at the first entry `>= target`,
+    /// knowing that entries before `lo` are smaller and entries from `hi` on are larger.
+    pub fn seek_between(&mut self, target: &[u8], lo: usize, hi: usize) {
+        self.err = None;
+        let hi = hi.min(self.block.num_restarts);
+        let (mut left, mut right) = (lo.min(hi), hi);
+        while left < right {
+            let mid = left + (right - left) / 2;
+            let Some(k) = self.restart_key(mid) else { return };
+            if key::compare(k, target) == Ordering::Less {
+                left = mid + 1;
+            } else {
+                right = mid;
+            }
+        }
+        if left >= self.block.num_restarts {
+            self.mark_invalid();
+        } else if self.seek_to_restart_point(left) {
+            self.parse_next_key();
+        }
     }
 }
 

@@ -14,7 +14,7 @@ use crate::fs::RandomAccessFile;
 use crate::iter::InternalIterator;
 use crate::key;
 
-use super::block::{Block, BlockIter};
+use super::block::{key_prefix, Block, BlockIter};
 use super::bloom::BloomFilter;
 use super::format::{mapped_block_range, read_block, BlockHandle, Footer, TableProperties, FOOTER_LEN};
 use super::BlockCache;
@@ -34,6 +34,9 @@ pub struct Table {
     /// the last verified block starting in that 4 KiB granule (0 = none). Two blocks sharing a
     /// granule only cost a re-verification; a block is never taken as verified by mistake.
     verified: Box<[AtomicU64]>,
+    /// `key_prefix` of every index entry, when each index entry is a restart point: lookups
+    /// binary-search this dense array (a few cache lines) instead of the index block.
+    index_prefixes: Option<Vec<u64>>,
 }
 
 const VERIFIED_GRANULE: u64 = 4096;
@@ -81,7 +84,19 @@ impl Table {
         }
         let slots = if file.mapped().is_some() { data_end / VERIFIED_GRANULE + 1 } else { 0 };
         let verified = (0..slots).map(|_| AtomicU64::new(0)).collect();
-        Ok(Table { file, file_number, file_size, cache, index, filter, props, data_end, verified })
+        let index_prefixes = index.restart_key_prefixes();
+        Ok(Table {
+            file,
+            file_number,
+            file_size,
+            cache,
+            index,
+            filter,
+            props,
+            data_end,
+            verified,
+            index_prefixes,
+        })
     }
 
     fn read_meta_block(file: &dyn RandomAccessFile, file_number: u64, h: &BlockHandle) -> Result<Block> {
@@ -135,7 +150,7 @@ impl Table {
         buf: &mut Vec<u8>,
     ) -> Result<()> {
         let mut index = self.index.iter();
-        index.seek(lookup);
+        self.seek_index(&mut index, lookup);
         let mut first = true;
         while index.valid() {
             let h = self.decode_handle(&index)?;
@@ -159,6 +174,19 @@ impl Table {
             index.next();
         }
         index.status().map_err(|e| self.index_error(e))
+    }
+
+    /// Positions `index` at the first entry `>= lookup`, narrowing the search with the prefix array.
+    fn seek_index(&self, index: &mut BlockIter, lookup: &[u8]) {
+        match &self.index_prefixes {
+            Some(prefixes) => {
+                let p = key_prefix(key::user_key(lookup));
+                let lo = prefixes.partition_point(|&x| x < p);
+                let hi = lo + prefixes[lo..].partition_point(|&x| x <= p);
+                index.seek_between(lookup, lo, hi);
+            }
+            None => index.seek(lookup),
+        }
     }
 
     fn index_error(&self, e: Error) -> Error {
@@ -380,7 +408,7 @@ impl InternalIterator for TableIterator {
 
     fn seek(&mut self, target: &[u8]) {
         self.reset();
-        self.index.seek(target);
+        self.table.seek_index(&mut self.index, target);
         if self.init_data_block() {
             if let Some(d) = &mut self.data {
                 d.seek(target);
