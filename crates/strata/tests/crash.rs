@@ -54,7 +54,9 @@ fn crash_child() {
             b.put(batch_key(cycle, batch, j), batch_value(cycle, batch, j));
         }
         db.write(&sync, b).unwrap();
-        println!("ACK {batch}");
+        // The harness may print "test crash_child ... " on the same line first: the parent looks
+        // for the marker anywhere in a line.
+        println!("<ack {batch}>");
     }
 }
 
@@ -107,8 +109,10 @@ fn run_child(dir: &Path, cycle: u32, kill_after: Duration) -> u32 {
     let (tx, rx) = mpsc::channel();
     let reader = std::thread::spawn(move || {
         for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-            if let Some(n) = line.strip_prefix("ACK ") {
-                let _ = tx.send(n.trim().parse::<u32>().unwrap());
+            for part in line.split("<ack ").skip(1) {
+                if let Some(n) = part.split('>').next().and_then(|n| n.parse::<u32>().ok()) {
+                    let _ = tx.send(n);
+                }
             }
         }
     });
