@@ -13,7 +13,11 @@ pub const OPTIONS_FILE_VERSION: u32 = 1;
 pub fn render(opts: &Options) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "# strata options file: the options this database was last opened with.");
-    let _ = writeln!(s, "[Version]\n  strata_version={}\n  options_file_version={OPTIONS_FILE_VERSION}\n", env!("CARGO_PKG_VERSION"));
+    let _ = writeln!(
+        s,
+        "[Version]\n  strata_version={}\n  options_file_version={OPTIONS_FILE_VERSION}\n",
+        env!("CARGO_PKG_VERSION")
+    );
     let _ = writeln!(s, "[DBOptions]");
     let db: [(&str, String); 8] = [
         ("create_if_missing", opts.create_if_missing.to_string()),
@@ -46,7 +50,10 @@ pub fn render(opts: &Options) -> String {
         ("block_size", opts.block_size.to_string()),
         ("block_restart_interval", opts.block_restart_interval.to_string()),
         ("bloom_bits_per_key", opts.bloom_bits_per_key.to_string()),
-        ("merge_operator", opts.merge_operator.as_ref().map_or("nullptr".to_string(), |m| m.name().to_string())),
+        (
+            "merge_operator",
+            opts.merge_operator.as_ref().map_or("nullptr".to_string(), |m| m.name().to_string()),
+        ),
     ];
     for (k, v) in cf {
         let _ = writeln!(s, "  {k}={v}");
@@ -62,7 +69,13 @@ mod tests {
     fn renders_every_section_and_the_merge_operator() {
         let opts = Options { merge_operator: crate::merge::builtin("uint64add"), ..Options::default() };
         let text = render(&opts);
-        for needle in ["[Version]", "[DBOptions]", "[CFOptions \"default\"]", "merge_operator=uint64add", "min_blob_size=256"] {
+        for needle in [
+            "[Version]",
+            "[DBOptions]",
+            "[CFOptions \"default\"]",
+            "merge_operator=uint64add",
+            "min_blob_size=256",
+        ] {
             assert!(text.contains(needle), "{needle} missing from\n{text}");
         }
     }
