@@ -14,7 +14,7 @@
 
 use std::collections::HashMap;
 use std::io::ErrorKind;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use strata::fs::{FileLock, FileSystem, RandomAccessFile, SequentialFile, WritableFile};
@@ -132,6 +132,9 @@ struct State {
     rules: Vec<Rule>,
     counts: HashMap<Op, u64>,
     injected: Vec<String>,
+    injected_paths: Vec<PathBuf>,
+    /// Bytes that reached the wrapped filesystem through `append`.
+    written: u64,
     /// Bytes that may still be written before ENOSPC; `None` = unlimited.
     space_left: Option<u64>,
 }
@@ -212,6 +215,15 @@ impl FaultFs {
         self.lock().injected.clone()
     }
 
+    /// The (first) path of each injected fault, oldest first.
+    pub fn injected_paths(&self) -> Vec<PathBuf> {
+        self.lock().injected_paths.clone()
+    }
+    /// Bytes written through this filesystem so far (landed prefixes of failed writes included).
+    pub fn bytes_written(&self) -> u64 {
+        self.lock().written
+    }
+
     /// Counts the operation and returns the effect of the first rule that fires on it.
     fn check(&self, op: Op, paths: &[&Path]) -> Option<Effect> {
         let mut st = self.lock();
@@ -225,6 +237,7 @@ impl FaultFs {
         if let Some(e) = effect {
             let n = st.counts.values().sum::<u64>();
             st.injected.push(format!("op #{n}: {op:?} on {:?}: {e:?}", paths));
+            st.injected_paths.push(paths[0].to_path_buf());
         }
         effect
     }
@@ -241,14 +254,16 @@ impl FaultFs {
     /// Takes up to `want` bytes from the space budget; returns how many may be written.
     fn reserve_space(&self, want: usize) -> usize {
         let mut st = self.lock();
-        match &mut st.space_left {
+        let granted = match &mut st.space_left {
             None => want,
             Some(left) => {
                 let granted = want.min(usize::try_from(*left).unwrap_or(usize::MAX));
                 *left -= granted as u64;
                 granted
             }
-        }
+        };
+        st.written += granted as u64;
+        granted
     }
 
     fn wrap_writable(&self, inner: Box<dyn WritableFile>, path: &Path) -> Box<dyn WritableFile> {
@@ -259,7 +274,7 @@ impl FaultFs {
 struct FaultWritable {
     inner: Box<dyn WritableFile>,
     fs: FaultFs,
-    path: std::path::PathBuf,
+    path: PathBuf,
 }
 
 impl WritableFile for FaultWritable {
@@ -293,7 +308,7 @@ impl WritableFile for FaultWritable {
 struct FaultRandom {
     inner: Arc<dyn RandomAccessFile>,
     fs: FaultFs,
-    path: std::path::PathBuf,
+    path: PathBuf,
 }
 
 impl RandomAccessFile for FaultRandom {
@@ -310,7 +325,7 @@ impl RandomAccessFile for FaultRandom {
 struct FaultSequential {
     inner: Box<dyn SequentialFile>,
     fs: FaultFs,
-    path: std::path::PathBuf,
+    path: PathBuf,
 }
 
 impl SequentialFile for FaultSequential {

@@ -14,6 +14,6 @@ mod rng;
 
 pub use faultfs::{Effect, FaultFs, Op, Rule, When};
 pub use memfs::{CrashMode, MemFs};
-pub use model::{dump, History, Kv, Mutation};
+pub use model::{apply, diff, dump, write_batch, History, Kv, Mutation};
 pub use panics::{background_panics, watch_background_panics};
 pub use rng::Rng;

@@ -25,7 +25,8 @@ pub struct History {
     batches: Vec<Vec<Mutation>>,
 }
 
-fn apply(state: &mut Kv, batch: &[Mutation]) {
+/// Applies one batch to `state`.
+pub fn apply(state: &mut Kv, batch: &[Mutation]) {
     for m in batch {
         match m {
             Mutation::Put(k, v) => {
@@ -62,14 +63,7 @@ impl History {
 
     /// The batch at `i` as a strata write batch.
     pub fn write_batch(&self, i: usize) -> WriteBatch {
-        let mut b = WriteBatch::new();
-        for m in &self.batches[i] {
-            match m {
-                Mutation::Put(k, v) => b.put(k, v),
-                Mutation::Delete(k) => b.delete(k),
-            };
-        }
-        b
+        write_batch(&self.batches[i])
     }
 
     /// The state after the first `k` batches.
@@ -104,6 +98,18 @@ impl History {
             )
         })
     }
+}
+
+/// `batch` as a strata write batch.
+pub fn write_batch(batch: &[Mutation]) -> WriteBatch {
+    let mut b = WriteBatch::new();
+    for m in batch {
+        match m {
+            Mutation::Put(k, v) => b.put(k, v),
+            Mutation::Delete(k) => b.delete(k),
+        };
+    }
+    b
 }
 
 /// A short description of how `actual` differs from `expected`.
