@@ -120,7 +120,7 @@ impl Rule {
         self.seen += 1;
         match self.when {
             When::Nth(n) => self.seen == n,
-            When::EveryNth(n) => n > 0 && self.seen % n == 0,
+            When::EveryNth(n) => n > 0 && self.seen.is_multiple_of(n),
             When::After(n) => self.seen > n,
             When::Always => true,
         }

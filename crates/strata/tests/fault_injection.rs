@@ -9,6 +9,7 @@
 
 use std::io::ErrorKind;
 use std::path::PathBuf;
+use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 
 use strata::fs::FileSystem;
@@ -143,15 +144,15 @@ enum CrashPoint {
 
 /// One seeded power-loss case: writes a random mix of synced and unsynced batches, crashes at a
 /// random point, reopens the crash image and checks that every synced batch survived and that
-/// the result is a prefix. Returns the number of batches recovered.
-fn power_loss_case(seed: u64) -> usize {
+/// the result is a prefix.
+fn power_loss_case(seed: u64) -> CaseStats {
     let mut rng = Rng::new(seed);
     let mem = MemFs::new();
     let fault = FaultFs::new(Arc::new(mem.clone()));
     let db = open(Arc::new(fault.clone()), &format!("seed {seed}: first open"));
     let planned = 60 + rng.up_to(340);
     let crash_at = rng.up_to(planned);
-    let point = if seed % 2 == 0 { CrashPoint::Between } else { CrashPoint::AtOp(rng.below(300)) };
+    let point = if seed.is_multiple_of(2) { CrashPoint::Between } else { CrashPoint::AtOp(rng.below(120)) };
     let mut h = History::new();
     let mut floor = 0; // batches the contract says must survive
     let mut image = None;
@@ -181,11 +182,18 @@ fn power_loss_case(seed: u64) -> usize {
             let _ = db.flush();
         }
     }
+    let mut stats = CaseStats {
+        recovered: 0,
+        flushed: db.stats().flushes.load(Relaxed) > 0,
+        compacted: db.stats().compactions.load(Relaxed) > 0,
+        faulted: !fault.injected().is_empty(),
+    };
     drop(db);
     let image = image.unwrap_or_else(|| mem.crash_clone(CrashMode::Seeded(seed)));
     let ctx = format!("seed {seed} ({} batches, floor {floor})", h.len());
     let db = open(Arc::new(image.clone()), &ctx);
     let recovered = check_prefix(&db, &h, floor, &ctx);
+    stats.recovered = recovered;
     if seed % 4 == 1 {
         // Recovery itself must be crash-safe: write after it, crash again, recover again.
         let extra = random_batch(&mut rng, h.len());
@@ -197,7 +205,16 @@ fn power_loss_case(seed: u64) -> usize {
         let db = open(Arc::new(again), &format!("{ctx}, second crash"));
         check_exact(&db, &expected, &format!("{ctx}, second crash"));
     }
-    recovered
+    stats
+}
+
+/// What one power-loss case exercised.
+struct CaseStats {
+    recovered: usize,
+    flushed: bool,
+    compacted: bool,
+    /// The crash point was reached by a failing filesystem operation (not between writes).
+    faulted: bool,
 }
 
 #[test]
@@ -206,10 +223,15 @@ fn power_loss_keeps_every_synced_batch_and_recovers_a_prefix() {
     let iterations: u64 =
         std::env::var("STRATA_FAULT_ITERATIONS").ok().and_then(|s| s.parse().ok()).unwrap_or(100);
     let start = std::time::Instant::now();
-    let recovered: usize = (0..iterations).map(power_loss_case).sum();
+    let cases: Vec<CaseStats> = (0..iterations).map(power_loss_case).collect();
+    let count = |f: fn(&CaseStats) -> bool| cases.iter().filter(|c| f(c)).count();
     println!(
-        "power loss: {iterations} seeded cases, {recovered} batches recovered, 0 synced batches lost, \
-         0 prefix violations, {:.1}s",
+        "power loss: {iterations} seeded cases ({} crashed at a failing fs op, {} after a flush, {} after a \
+         compaction), {} batches recovered, 0 synced batches lost, 0 prefix violations, {:.1}s",
+        count(|c| c.faulted),
+        count(|c| c.flushed),
+        count(|c| c.compacted),
+        cases.iter().map(|c| c.recovered).sum::<usize>(),
         start.elapsed().as_secs_f64()
     );
     assert_no_engine_panics();
