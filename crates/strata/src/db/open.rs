@@ -97,7 +97,12 @@ fn load_or_create(fs: &dyn FileSystem, path: &Path, opts: &Options) -> Result<Ve
         return Ok(recovered.set);
     }
     let names = fs.list_dir(path)?;
-    if names.iter().any(|n| matches!(filenames::parse(n), Some((FileKind::Manifest, _)))) {
+    let kinds: Vec<FileKind> = names.iter().filter_map(|n| filenames::parse(n)).map(|(k, _)| k).collect();
+    // A MANIFEST without CURRENT and without any data file is what an interrupted creation
+    // leaves (CURRENT is written before the first WAL): there is nothing to protect, so the
+    // database is created afresh. With data files present, CURRENT was lost: refuse.
+    let has_data = kinds.iter().any(|k| matches!(k, FileKind::Wal | FileKind::Table | FileKind::Blob));
+    if has_data && kinds.contains(&FileKind::Manifest) {
         return Err(Error::corruption(format!(
             "{} has MANIFEST files but no CURRENT file; refusing to start an empty database over it",
             path.display()

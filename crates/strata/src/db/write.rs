@@ -204,6 +204,14 @@ impl DbInner {
 
     /// Turns the mutable memtable into an immutable one with a fresh WAL, and schedules a flush.
     pub(crate) fn switch_memtable(&self, leader: &mut LeaderState) -> Result<()> {
+        // The old WAL may end in unsynced (sync=false) records. Once a sync=true write lands in
+        // the new WAL, losing that tail in a power loss would leave a hole, not a lost suffix;
+        // syncing the old WAL here keeps every recovered state a prefix (RocksDB syncs all live
+        // WALs for the same reason).
+        if let Err(e) = leader.wal.sync() {
+            self.set_background_error(&e, "syncing the WAL at a memtable switch");
+            return Err(e);
+        }
         let number = self.versions.lock().new_file_number();
         let path = filenames::wal(&self.dir, number);
         let created = self.fs.create(&path).and_then(|f| self.fs.sync_dir(&self.dir).map(|_| f));

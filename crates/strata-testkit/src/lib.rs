@@ -1,0 +1,19 @@
+//! Test support for strata's reliability tests. It owns two [`strata::fs::FileSystem`]
+//! implementations — [`MemFs`] (in memory, with power-loss simulation) and [`FaultFs`] (a wrapper
+//! that injects IO errors by rule) — plus a model of expected contents ([`History`]), a seeded
+//! random generator ([`Rng`]) and a watch for panics in strata's background threads.
+//!
+//! Nothing here is used by the engine itself; this crate must not reach into engine internals
+//! beyond the public filesystem seam and the public `Db` API.
+
+mod faultfs;
+mod memfs;
+mod model;
+mod panics;
+mod rng;
+
+pub use faultfs::{Effect, FaultFs, Op, Rule, When};
+pub use memfs::{CrashMode, MemFs};
+pub use model::{apply, diff, dump, write_batch, History, Kv, Mutation};
+pub use panics::{background_panics, watch_background_panics};
+pub use rng::Rng;
