@@ -97,7 +97,13 @@ pub fn draw(series: &[Series], title: &str, out: &Path) -> Result<()> {
         .x_label_area_size(40)
         .y_label_area_size(80)
         .build_cartesian_2d(0f64..x_max, 0f64..y_max)?;
-    chart.configure_mesh().x_desc("seconds").y_desc("ops/sec").draw()?;
+    chart
+        .configure_mesh()
+        .x_desc("seconds")
+        .y_desc("ops/sec")
+        .x_label_formatter(&|v| format!("{v:.0}"))
+        .y_label_formatter(&|v| format!("{v:.0}"))
+        .draw()?;
     for (i, s) in series.iter().enumerate() {
         let color = Palette99::pick(i).to_rgba();
         chart
