@@ -53,6 +53,10 @@ pub struct Flags {
     pub target_file_size_base: Option<u64>,
     pub level0_file_num_compaction_trigger: Option<usize>,
     pub block_size: Option<usize>,
+    /// A named sequence of benchmark steps instead of `--benchmarks` (strata-specific).
+    pub pattern: Option<String>,
+    /// Draw the `--report_file` throughput as an SVG here after the run (strata-specific).
+    pub plot: Option<PathBuf>,
     /// Tuning flags that were given but have no strata equivalent, for a note in the header.
     pub ignored: Vec<String>,
 }
@@ -185,6 +189,18 @@ pub static FLAGS: &[FlagSpec] = &[
             Ok(())
         }
         _ => Err(format!("unknown engine {v:?} (expected strata or memory)")),
+    }),
+    flag("pattern", "", "strata: run a step sequence instead of --benchmarks (forestdb)", |f, v| match v {
+        "" => Ok(()),
+        "forestdb" => {
+            f.pattern = Some(v.to_string());
+            Ok(())
+        }
+        _ => Err(format!("unknown pattern {v:?} (expected forestdb)")),
+    }),
+    flag("plot", "", "strata: draw throughput over time as this SVG (uses --report_file)", |f, v| {
+        f.plot = (!v.is_empty()).then(|| PathBuf::from(v));
+        Ok(())
     }),
     flag("max_write_buffer_number", "", "memtables kept in memory", |f, v| {
         set_some(&mut f.max_write_buffer_number, v)
@@ -336,10 +352,15 @@ fn unknown_flag_message(name: &str) -> String {
 /// The `--help` text: every flag with its default and meaning.
 pub fn help_text() -> String {
     let mut s = String::from(
-        "usage: strata bench [--name=value ...]   (RocksDB db_bench flags)\n\n\
+        "usage: strata bench [--name=value ...]   (RocksDB db_bench flags)\n\
+         \x20      strata bench --pattern=forestdb [--duration=S --threads=N --num=K ...]\n\
+         \x20      strata bench compare [--rounds=N] [--db_bench=PATH] [--load=STEP] [--db=DIR]\n\
+         \x20                           [--plot=F.svg] -- <db_bench flags>\n\
+         \x20      strata bench plot A.csv [B.csv ...] [-o OUT.svg]\n\
+         \x20      (`strata bench compare --help` and `strata bench plot --help` say more)\n\n\
          benchmarks: fillseq fillrandom overwrite readrandom readseq readreverse seekrandom\n\
          \x20           updaterandom mergerandom deleterandom deleteseq readwhilewriting\n\
-         \x20           compact flush stats levelstats\n\nflags:\n",
+         \x20           seekrandomwhilewriting compact flush stats levelstats\n\nflags:\n",
     );
     for spec in FLAGS {
         let def = if spec.default.is_empty() { "unset" } else { spec.default };

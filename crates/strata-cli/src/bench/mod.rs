@@ -1,16 +1,23 @@
 //! `strata bench`: a RocksDB db_bench-compatible benchmark, so one flag string runs both
 //! engines and their output lines can be put side by side.
 //!
-//! Owns: the entry point (flags in, report out), the no-flag quick suite, and the temporary
-//! database directory's lifetime. Must not: hold benchmark logic (workloads.rs), formats
-//! (report.rs) or engine calls (engine.rs and its implementations).
+//! Owns: the entry point (flags in, report out; `compare` and `plot` dispatched to their
+//! modules, `--pattern` to pattern.rs), the no-flag quick suite, and the temporary database
+//! directory's lifetime. Must not: hold benchmark logic (workloads.rs), formats (report.rs)
+//! or engine calls (engine.rs and its implementations).
 
+mod compare;
+mod compare_table;
+mod dbbench_output;
 mod engine;
 mod engine_mem;
 mod engine_strata;
 mod flags;
 mod histogram;
 mod keygen;
+mod pattern;
+mod plot;
+mod progress;
 mod report;
 mod runner;
 mod valuegen;
@@ -28,6 +35,11 @@ const QUICK_SUITE: &[&str] =
 
 /// Runs `strata bench ARGS...`; output goes to stdout, the environment lines to stderr.
 pub fn main(args: &[String]) -> Result<()> {
+    match args.first().map(String::as_str) {
+        Some("compare") => return compare::main(&args[1..]),
+        Some("plot") => return plot::main(&args[1..]),
+        _ => {}
+    }
     let quick = args.is_empty();
     let parsed = if quick { flags::parse(QUICK_SUITE) } else { flags::parse(args) };
     let flags = match parsed {
@@ -43,7 +55,24 @@ pub fn main(args: &[String]) -> Result<()> {
     }
     eprint!("{}", report::environment());
     let stdout = std::io::stdout();
-    run(&flags, &mut stdout.lock())
+    if flags.pattern.is_some() {
+        return pattern::run(args, &mut stdout.lock());
+    }
+    run_and_plot(flags, &mut stdout.lock())
+}
+
+/// [`run`], then `--plot`: the throughput CSV (`--report_file`, or F.csv beside F.svg) drawn.
+fn run_and_plot(mut flags: flags::Flags, out: &mut dyn Write) -> Result<()> {
+    if let Some(svg) = &flags.plot {
+        flags.report_file.get_or_insert_with(|| svg.with_extension("csv"));
+    }
+    run(&flags, out)?;
+    if let (Some(svg), Some(csv)) = (&flags.plot, &flags.report_file) {
+        let series = plot::Series { name: "strata".into(), ..plot::read_series(csv)? };
+        plot::draw(&[series], "strata: throughput over time", svg)?;
+        writeln!(out, "plot: {}", svg.display())?;
+    }
+    Ok(())
 }
 
 /// Runs the benchmarks in `flags`, writing db_bench's output and the summary table to `out`.

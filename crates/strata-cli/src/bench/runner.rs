@@ -37,7 +37,8 @@ pub struct Runner<'a> {
     pool: ValuePool,
     seed: u64,
     thread_counter: u64,
-    csv: Option<CsvReport>,
+    /// Shared so a sequence of runners (`--pattern`) can write one continuous CSV.
+    csv: Option<Arc<CsvReport>>,
     out: &'a mut dyn Write,
     /// Whether any benchmark has run since the database was opened fresh.
     used: bool,
@@ -47,14 +48,20 @@ pub struct Runner<'a> {
 impl<'a> Runner<'a> {
     /// Checks the benchmark names, prints the header and opens the database at `path`.
     pub fn new(flags: &'a Flags, path: &Path, out: &'a mut dyn Write) -> Result<Self> {
+        let csv = open_csv(flags)?;
+        Self::with(flags, path, out, csv, true)
+    }
+
+    /// Like [`Runner::new`], but with a CSV report owned by the caller and the header optional,
+    /// for callers that run several benchmark steps as one report.
+    pub fn with(
+        flags: &'a Flags,
+        path: &Path,
+        out: &'a mut dyn Write,
+        csv: Option<Arc<CsvReport>>,
+        header: bool,
+    ) -> Result<Self> {
         check_benchmarks(flags)?;
-        let csv = match &flags.report_file {
-            Some(p) => Some(
-                CsvReport::create(p, flags.report_interval_seconds)
-                    .with_context(|| format!("creating {}", p.display()))?,
-            ),
-            None => None,
-        };
         let mut r = Self {
             flags,
             opts: EngineOptions::from_flags(flags, path),
@@ -71,7 +78,9 @@ impl<'a> Runner<'a> {
             r.seed = SystemTime::now().duration_since(UNIX_EPOCH).map_or(1, |d| d.as_micros() as u64);
             writeln!(r.out, "Set seed to {} because --seed was 0", r.seed)?;
         }
-        r.print_header(path)?;
+        if header {
+            r.print_header(path)?;
+        }
         r.db = Some(engine::open(&flags.engine, &r.opts, !flags.use_existing_db)?);
         Ok(r)
     }
@@ -137,7 +146,7 @@ impl<'a> Runner<'a> {
         match w {
             Workload::Compact | Workload::Flush => 1,
             // One extra thread: the rate-limited writer, reported separately.
-            Workload::ReadWhileWriting => self.flags.threads + 1,
+            _ if w.has_writer() => self.flags.threads + 1,
             _ => self.flags.threads,
         }
     }
@@ -147,13 +156,13 @@ impl<'a> Runner<'a> {
         let seeds: Vec<u64> =
             (0..n as u64).map(|i| self.seed.wrapping_add(self.thread_counter + i)).collect();
         self.thread_counter += n as u64;
-        let readers = if w == Workload::ReadWhileWriting { n - 1 } else { n };
+        let readers = if w.has_writer() { n - 1 } else { n };
         let shared = Shared { readers_done: AtomicUsize::new(0), readers };
         let counters: Vec<ProgressCounter> = (0..n).map(|_| ProgressCounter::default()).collect();
         let interval = IntervalConfig {
             print_every: (self.flags.stats_interval_seconds > 0)
                 .then(|| Duration::from_secs(self.flags.stats_interval_seconds)),
-            csv: self.csv.as_ref(),
+            csv: self.csv.as_deref(),
         };
         let barrier = Barrier::new(n);
         let finished = AtomicBool::new(false);
@@ -228,7 +237,7 @@ impl<'a> Runner<'a> {
         for o in outs.iter().filter(|o| o.exclude) {
             write!(
                 self.out,
-                "  (readwhilewriting background writer, not merged above)\n  {}",
+                "  ({name} background writer, not merged above)\n  {}",
                 o.stats.result("bgwriter").line()
             )?;
         }
@@ -245,11 +254,19 @@ impl<'a> Runner<'a> {
     }
 }
 
+/// The `--report_file` CSV, if one was asked for.
+pub fn open_csv(flags: &Flags) -> Result<Option<Arc<CsvReport>>> {
+    let Some(p) = &flags.report_file else { return Ok(None) };
+    let csv = CsvReport::create(p, flags.report_interval_seconds)
+        .with_context(|| format!("creating {}", p.display()))?;
+    Ok(Some(Arc::new(csv)))
+}
+
 fn check_benchmarks(flags: &Flags) -> Result<()> {
     if let Some(bad) = flags.benchmarks.iter().find(|b| Workload::parse(b).is_none()) {
         bail!(
             "unknown benchmark {bad:?}; known: fillseq fillrandom overwrite readrandom readseq readreverse \
-             seekrandom updaterandom mergerandom deleteseq deleterandom readwhilewriting compact flush stats levelstats"
+             seekrandom updaterandom mergerandom deleteseq deleterandom readwhilewriting seekrandomwhilewriting compact flush stats levelstats"
         );
     }
     Ok(())

@@ -31,6 +31,8 @@ pub enum Workload {
     DeleteSeq,
     DeleteRandom,
     ReadWhileWriting,
+    /// Range queries (seekrandom) with one rate-limited writer, as readwhilewriting.
+    SeekRandomWhileWriting,
     Compact,
     Flush,
     Stats(StatsKind),
@@ -52,6 +54,7 @@ impl Workload {
             "deleteseq" => Self::DeleteSeq,
             "deleterandom" => Self::DeleteRandom,
             "readwhilewriting" => Self::ReadWhileWriting,
+            "seekrandomwhilewriting" => Self::SeekRandomWhileWriting,
             "compact" => Self::Compact,
             "flush" => Self::Flush,
             "stats" => Self::Stats(StatsKind::Stats),
@@ -70,7 +73,7 @@ impl Workload {
         match self {
             Self::FillSeq | Self::FillRandom | Self::Overwrite => "write",
             Self::ReadRandom | Self::ReadSeq | Self::ReadReverse | Self::ReadWhileWriting => "read",
-            Self::SeekRandom => "seek",
+            Self::SeekRandom | Self::SeekRandomWhileWriting => "seek",
             Self::UpdateRandom => "update",
             Self::MergeRandom => "merge",
             Self::DeleteSeq | Self::DeleteRandom => "delete",
@@ -78,10 +81,15 @@ impl Workload {
         }
     }
 
+    /// Whether thread 0 is a rate-limited writer running beside `--threads` readers.
+    pub fn has_writer(self) -> bool {
+        matches!(self, Self::ReadWhileWriting | Self::SeekRandomWhileWriting)
+    }
+
     /// The found/updates message db_bench appends to the result line.
     pub fn message(self, found: u64, ops: u64) -> String {
         match self {
-            Self::ReadRandom | Self::SeekRandom | Self::ReadWhileWriting => {
+            Self::ReadRandom | Self::SeekRandom | Self::ReadWhileWriting | Self::SeekRandomWhileWriting => {
                 format!("({found} of {ops} found)")
             }
             Self::UpdateRandom => format!("( updates:{ops} found:{found})"),
@@ -164,8 +172,9 @@ pub fn run(w: Workload, c: &mut Ctx<'_>) -> Result<()> {
         Workload::MergeRandom => merge_random(c),
         Workload::DeleteSeq => delete(c, true),
         Workload::DeleteRandom => delete(c, false),
-        Workload::ReadWhileWriting if c.tid == 0 => rate_limited_writer(c),
+        _ if w.has_writer() && c.tid == 0 => rate_limited_writer(c),
         Workload::ReadWhileWriting => read_random(c),
+        Workload::SeekRandomWhileWriting => seek_random(c),
         Workload::Compact => c.db.compact(),
         Workload::Flush => c.db.flush(),
         Workload::Stats(_) => bail!("stats is not a threaded benchmark"),

@@ -1,0 +1,138 @@
+//! Reads db_bench's stdout (RocksDB's or strata's, which prints the same lines) back into
+//! numbers, for `strata bench compare`.
+//!
+//! Owns: recognising result lines (`name : X micros/op Y ops/sec ...`) and the `Percentiles:`
+//! line that follows one, and nothing else of the output.
+//! Must not: run processes or format anything; a line it does not recognise is skipped, never
+//! an error, because db_bench prints much else (header, histograms, warnings).
+
+/// The figures of one benchmark in one run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Parsed {
+    pub name: String,
+    pub micros_per_op: f64,
+    pub ops_per_sec: f64,
+    /// From the `Percentiles:` line, if one followed the result line.
+    pub p99: Option<f64>,
+    pub p9999: Option<f64>,
+}
+
+/// Every result line in `out`, in order, each with the percentiles printed after it.
+pub fn parse(out: &str) -> Vec<Parsed> {
+    let mut results: Vec<Parsed> = Vec::new();
+    for line in out.lines() {
+        if let Some(r) = result_line(line) {
+            results.push(r);
+        } else if let Some((p99, p9999)) = percentiles_line(line) {
+            // Only the first Percentiles line after a result belongs to it.
+            if let Some(last) = results.last_mut().filter(|l| l.p99.is_none()) {
+                (last.p99, last.p9999) = (p99, p9999);
+            }
+        }
+    }
+    results
+}
+
+/// `fillseq      :       8.582 micros/op 115740 ops/sec 0.009 seconds 1000 operations; ...`.
+/// Indented lines (strata's readwhilewriting `bgwriter`) are side reports, not results.
+fn result_line(line: &str) -> Option<Parsed> {
+    if line.starts_with(char::is_whitespace) {
+        return None;
+    }
+    let (name, rest) = line.split_once(" : ")?;
+    if name.trim().is_empty() {
+        return None;
+    }
+    let words: Vec<&str> = rest.split_whitespace().collect();
+    if words.get(1) != Some(&"micros/op") || words.get(3) != Some(&"ops/sec") {
+        return None;
+    }
+    Some(Parsed {
+        name: name.trim().to_string(),
+        micros_per_op: words[0].parse().ok()?,
+        ops_per_sec: words[2].parse().ok()?,
+        p99: None,
+        p9999: None,
+    })
+}
+
+/// `Percentiles: P50: 2.45 P75: 3.26 P99: 20.83 P99.9: 4400.00 P99.99: 5046.00`.
+fn percentiles_line(line: &str) -> Option<(Option<f64>, Option<f64>)> {
+    let rest = line.trim_start().strip_prefix("Percentiles:")?;
+    let words: Vec<&str> = rest.split_whitespace().collect();
+    let value = |label: &str| {
+        let i = words.iter().position(|w| *w == label)?;
+        words.get(i + 1)?.parse().ok()
+    };
+    Some((value("P99:"), value("P99.99:")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `/usr/bin/db_bench --benchmarks=fillseq --num=1000 --histogram=1` (RocksDB 7.8.3), stdout.
+    const ROCKSDB_FILLSEQ: &str = "\
+Keys:       16 bytes each (+ 0 bytes user-defined timestamp)
+Values:     100 bytes each (50 bytes after compression)
+Entries:    1000
+Compression: Snappy
+Perf Level: 1
+WARNING: Assertions are enabled; benchmarks unnecessarily slow
+------------------------------------------------
+Initializing RocksDB Options from the specified file
+Initializing RocksDB Options from command-line flags
+Integrated BlobDB: blob cache disabled
+DB path: [/tmp/rocksdbtest-0/dbbench]
+fillseq      :       8.582 micros/op 115740 ops/sec 0.009 seconds 1000 operations;   12.8 MB/s
+Microseconds per write:
+Count: 1000 Average: 8.5540  StdDev: 159.46
+Min: 2  Median: 2.4490  Max: 5046
+Percentiles: P50: 2.45 P75: 3.26 P99: 20.83 P99.9: 4400.00 P99.99: 5046.00
+------------------------------------------------------
+(       1,       2 ]      346  34.600%  34.600% #######
+(       2,       3 ]      343  34.300%  68.900% #######
+(    4400,    6600 ]        1   0.100% 100.000% 
+";
+
+    #[test]
+    fn rocksdb_fillseq_with_histogram() {
+        let r = parse(ROCKSDB_FILLSEQ);
+        assert_eq!(
+            r,
+            [Parsed {
+                name: "fillseq".into(),
+                micros_per_op: 8.582,
+                ops_per_sec: 115_740.0,
+                p99: Some(20.83),
+                p9999: Some(5046.0),
+            }]
+        );
+    }
+
+    #[test]
+    fn strata_lines_side_reports_and_summary_table_are_told_apart() {
+        let out = "\
+readwhilewriting :       3.000 micros/op 600000 ops/sec 0.100 seconds 400 operations; (400 of 400 found)
+Percentiles: P50: 1.00 P75: 2.00 P99: 9.50 P99.9: 20.00 P99.99: 40.00
+  (readwhilewriting background writer, not merged above)
+  bgwriter     :      10.000 micros/op 100000 ops/sec 0.100 seconds 50 operations;
+Percentiles: P50: 1.00 P75: 2.00 P99: 99.00 P99.9: 99.00 P99.99: 99.00
+compact      :   12345.000 micros/op 81 ops/sec 0.012 seconds 1 operations;
+Summary compact: db_size 1.0 MB, disk write n/a bytes/op, peak RSS n/a, P99 1.00 P99.99 1.00 Max 1 us
+
+benchmark           ops/sec  micros/op    P99 us P99.99 us
+compact                  81  12345.000      1.00      1.00
+";
+        let r = parse(out);
+        assert_eq!(r.len(), 2, "{r:?}");
+        assert_eq!((r[0].name.as_str(), r[0].p99, r[0].p9999), ("readwhilewriting", Some(9.5), Some(40.0)));
+        assert_eq!((r[1].name.as_str(), r[1].ops_per_sec, r[1].p99), ("compact", 81.0, None));
+    }
+
+    #[test]
+    fn garbage_is_skipped() {
+        assert!(parse("x : y micros/op\nPercentiles: P99: oops\n : 1 micros/op 2 ops/sec").is_empty());
+        assert!(parse("").is_empty());
+    }
+}
