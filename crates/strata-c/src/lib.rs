@@ -963,7 +963,10 @@ pub unsafe extern "C" fn strata_iter_key(iter: *const strata_iterator_t, klen: *
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn strata_iter_value(iter: *const strata_iterator_t, vlen: *mut usize) -> *const c_char {
+pub unsafe extern "C" fn strata_iter_value(
+    iter: *const strata_iterator_t,
+    vlen: *mut usize,
+) -> *const c_char {
     // SAFETY: `iter` is NULL or a live iterator handle; `vlen` is NULL or writable (header).
     unsafe { iter_entry(iter, vlen, DbIterator::value) }
 }
