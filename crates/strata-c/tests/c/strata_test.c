@@ -1,0 +1,401 @@
+/* Exercises the strata C API end to end. Usage: strata_test <scratch-dir>
+ * Exits 0 when every check passes; prints the failing check and exits 1 otherwise.
+ * Built and run by crates/strata-c/tests/c_api.rs. */
+#include "strata.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int checks = 0;
+
+#define CHECK(cond)                                                             \
+  do {                                                                          \
+    checks++;                                                                   \
+    if (!(cond)) {                                                              \
+      fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
+      exit(1);                                                                  \
+    }                                                                           \
+  } while (0)
+
+/* Fails with the message if err is set. */
+#define CHECK_NO_ERR(err)                                                        \
+  do {                                                                           \
+    checks++;                                                                    \
+    if ((err) != NULL) {                                                         \
+      fprintf(stderr, "%s:%d: unexpected error: %s\n", __FILE__, __LINE__, err); \
+      exit(1);                                                                   \
+    }                                                                            \
+  } while (0)
+
+/* Expects err to be set and to contain `want`, then frees it and resets it to NULL. */
+static void expect_err(char** err, const char* want, int line) {
+  checks++;
+  if (*err == NULL) {
+    fprintf(stderr, "line %d: expected an error containing \"%s\", got none\n", line, want);
+    exit(1);
+  }
+  if (strstr(*err, want) == NULL) {
+    fprintf(stderr, "line %d: expected an error containing \"%s\", got \"%s\"\n", line, want, *err);
+    exit(1);
+  }
+  strata_free(*err);
+  *err = NULL;
+}
+#define EXPECT_ERR(err, want) expect_err(&(err), want, __LINE__)
+
+/* Checks that get(key) returns exactly `want` (NULL: absent). */
+static void check_get(strata_t* db, const strata_readoptions_t* ro, const char* key,
+                      const char* want, int line) {
+  char* err = NULL;
+  size_t len = 12345;
+  char* val = strata_get(db, ro, key, strlen(key), &len, &err);
+  checks++;
+  if (err != NULL) {
+    fprintf(stderr, "line %d: get(%s) failed: %s\n", line, key, err);
+    exit(1);
+  }
+  if (want == NULL) {
+    if (val != NULL || len != 0) {
+      fprintf(stderr, "line %d: get(%s): expected absent, got %zu bytes\n", line, key, len);
+      exit(1);
+    }
+    return;
+  }
+  if (val == NULL || len != strlen(want) || memcmp(val, want, len) != 0) {
+    fprintf(stderr, "line %d: get(%s): expected \"%s\", got \"%.*s\"\n", line, key, want,
+            val ? (int)len : 4, val ? val : "NULL");
+    exit(1);
+  }
+  strata_free(val);
+}
+#define CHECK_GET(db, ro, key, want) check_get(db, ro, key, want, __LINE__)
+
+/* Checks the iterator is valid at key `k`. */
+static void check_iter_at(const strata_iterator_t* it, const char* k, int line) {
+  size_t len = 0;
+  checks++;
+  if (!strata_iter_valid(it)) {
+    fprintf(stderr, "line %d: iterator not valid, expected at \"%s\"\n", line, k);
+    exit(1);
+  }
+  const char* key = strata_iter_key(it, &len);
+  if (len != strlen(k) || memcmp(key, k, len) != 0) {
+    fprintf(stderr, "line %d: iterator at \"%.*s\", expected \"%s\"\n", line, (int)len, key, k);
+    exit(1);
+  }
+}
+#define CHECK_ITER_AT(it, k) check_iter_at(it, k, __LINE__)
+
+static uint64_t load_u64_le(const char* p) {
+  uint64_t v = 0;
+  for (int i = 7; i >= 0; i--) v = (v << 8) | (unsigned char)p[i];
+  return v;
+}
+
+static void store_u64_le(char* p, uint64_t v) {
+  for (int i = 0; i < 8; i++) p[i] = (char)((v >> (8 * i)) & 0xff);
+}
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    fprintf(stderr, "usage: %s <scratch-dir>\n", argv[0]);
+    return 2;
+  }
+  char path[4096];
+  char missing[4096];
+  snprintf(path, sizeof path, "%s/db", argv[1]);
+  snprintf(missing, sizeof missing, "%s/does-not-exist", argv[1]);
+  char* err = NULL;
+
+  /* Version. */
+  CHECK(strata_version() != NULL && strlen(strata_version()) > 0);
+
+  /* NULL handles never crash: errors where there is an errptr, no-ops elsewhere. */
+  strata_put(NULL, NULL, "k", 1, "v", 1, &err);
+  EXPECT_ERR(err, "is NULL");
+  CHECK(strata_open(NULL, path, &err) == NULL);
+  EXPECT_ERR(err, "is NULL");
+  strata_options_set_create_if_missing(NULL, 1);
+  strata_writebatch_put(NULL, "k", 1, "v", 1);
+  CHECK(strata_writebatch_count(NULL) == 0);
+  CHECK(strata_iter_valid(NULL) == 0);
+  CHECK(strata_property_value(NULL, "strata.stats") == NULL);
+  CHECK(strata_create_snapshot(NULL) == NULL);
+  strata_close(NULL);
+  strata_free(NULL);
+  strata_put(NULL, NULL, "k", 1, "v", 1, NULL); /* errptr may be NULL too */
+
+  /* Opening a missing database with create_if_missing=0 fails. */
+  strata_options_t* options = strata_options_create();
+  CHECK(options != NULL);
+  strata_options_set_create_if_missing(options, 0);
+  CHECK(strata_open(options, missing, &err) == NULL);
+  EXPECT_ERR(err, "");
+
+  /* An old message in *errptr is replaced (and freed), not leaked or kept. */
+  err = malloc(4);
+  strcpy(err, "old");
+  CHECK(strata_open(options, missing, &err) == NULL);
+  CHECK(err != NULL && strcmp(err, "old") != 0);
+  strata_free(err);
+  err = NULL;
+
+  /* Invalid option values are reported at open. */
+  strata_options_set_compression(options, 9);
+  strata_options_set_create_if_missing(options, 1);
+  CHECK(strata_open(options, path, &err) == NULL);
+  EXPECT_ERR(err, "compression");
+  strata_options_set_merge_operator_builtin(options, "no-such-operator", &err);
+  EXPECT_ERR(err, "unknown merge operator");
+
+  /* Open for real. */
+  strata_options_set_compression(options, strata_lz4_compression);
+  strata_options_set_write_buffer_size(options, 1 << 20);
+  strata_options_set_cache_size(options, 4 << 20);
+  strata_options_set_block_size(options, 4096);
+  strata_options_set_max_open_files(options, 100);
+  strata_options_set_bloom_bits_per_key(options, 10);
+  strata_options_set_min_blob_size(options, 64);
+  strata_options_set_error_if_exists(options, 0);
+  strata_options_set_merge_operator_builtin(options, "uint64add", &err);
+  CHECK_NO_ERR(err);
+  strata_t* db = strata_open(options, path, &err);
+  CHECK_NO_ERR(err);
+  CHECK(db != NULL);
+
+  /* A second open of the same directory fails (locked). */
+  CHECK(strata_open(options, path, &err) == NULL);
+  EXPECT_ERR(err, "lock");
+
+  strata_writeoptions_t* wo = strata_writeoptions_create();
+  strata_readoptions_t* ro = strata_readoptions_create();
+  CHECK(wo != NULL && ro != NULL);
+  strata_writeoptions_set_sync(wo, 0);
+  strata_writeoptions_set_disable_wal(wo, 0);
+  strata_readoptions_set_fill_cache(ro, 1);
+
+  /* Put, get, delete, miss. */
+  strata_put(db, wo, "foo", 3, "hello", 5, &err);
+  CHECK_NO_ERR(err);
+  CHECK_GET(db, ro, "foo", "hello");
+  CHECK_GET(db, ro, "missing", NULL);
+  strata_delete(db, wo, "foo", 3, &err);
+  CHECK_NO_ERR(err);
+  CHECK_GET(db, ro, "foo", NULL);
+
+  /* Empty values are values; a long one goes to a blob file. Keys may hold NUL bytes. */
+  strata_put(db, wo, "empty", 5, NULL, 0, &err);
+  CHECK_NO_ERR(err);
+  {
+    size_t len = 99;
+    char* v = strata_get(db, ro, "empty", 5, &len, &err);
+    CHECK_NO_ERR(err);
+    CHECK(v != NULL && len == 0);
+    strata_free(v);
+  }
+  char big[1000];
+  memset(big, 'x', sizeof big);
+  strata_put(db, wo, "a\0b", 3, big, sizeof big, &err);
+  CHECK_NO_ERR(err);
+  {
+    size_t len = 0;
+    char* v = strata_get(db, ro, "a\0b", 3, &len, &err);
+    CHECK_NO_ERR(err);
+    CHECK(v != NULL && len == sizeof big && memcmp(v, big, len) == 0);
+    strata_free(v);
+  }
+  strata_delete(db, wo, "a\0b", 3, &err);
+  CHECK_NO_ERR(err);
+
+  /* Error reporting for an empty key. */
+  strata_put(db, wo, "", 0, "v", 1, &err);
+  EXPECT_ERR(err, "key is empty");
+  strata_put(db, wo, NULL, 5, "v", 1, &err);
+  EXPECT_ERR(err, "NULL with length");
+
+  /* A write batch. */
+  strata_writebatch_t* wb = strata_writebatch_create();
+  CHECK(wb != NULL);
+  strata_writebatch_put(wb, "x", 1, "junk", 4);
+  strata_writebatch_clear(wb);
+  CHECK(strata_writebatch_count(wb) == 0);
+  strata_writebatch_put(wb, "k1", 2, "v1", 2);
+  strata_writebatch_put(wb, "k2", 2, "v2", 2);
+  strata_writebatch_put(wb, "k3", 2, "v3", 2);
+  strata_writebatch_put(wb, "k4", 2, "v4", 2);
+  strata_writebatch_put(wb, "k5", 2, "v5", 2);
+  strata_writebatch_put(wb, "gone", 4, "soon", 4);
+  strata_writebatch_delete(wb, "gone", 4);
+  CHECK(strata_writebatch_count(wb) == 7);
+  strata_write(db, wo, wb, &err);
+  CHECK_NO_ERR(err);
+  CHECK_GET(db, ro, "k1", "v1");
+  CHECK_GET(db, ro, "k5", "v5");
+  CHECK_GET(db, ro, "gone", NULL);
+  /* A batch with an empty key fails as a whole. */
+  strata_writebatch_clear(wb);
+  strata_writebatch_put(wb, "k6", 2, "v6", 2);
+  strata_writebatch_put(wb, "", 0, "v", 1);
+  strata_write(db, wo, wb, &err);
+  EXPECT_ERR(err, "key is empty");
+  CHECK_GET(db, ro, "k6", NULL);
+  strata_writebatch_destroy(wb);
+
+  /* Merge with uint64add, directly and in a batch. */
+  {
+    char one[8], five[8];
+    store_u64_le(one, 1);
+    store_u64_le(five, 5);
+    strata_merge(db, wo, "counter", 7, one, 8, &err);
+    CHECK_NO_ERR(err);
+    strata_merge(db, wo, "counter", 7, five, 8, &err);
+    CHECK_NO_ERR(err);
+    strata_writebatch_t* mb = strata_writebatch_create();
+    strata_writebatch_merge(mb, "counter", 7, five, 8);
+    strata_write(db, wo, mb, &err);
+    CHECK_NO_ERR(err);
+    strata_writebatch_destroy(mb);
+    size_t len = 0;
+    char* v = strata_get(db, ro, "counter", 7, &len, &err);
+    CHECK_NO_ERR(err);
+    CHECK(v != NULL && len == 8 && load_u64_le(v) == 11);
+    strata_free(v);
+  }
+
+  /* A snapshot read: later writes are invisible through it. */
+  const strata_snapshot_t* snap = strata_create_snapshot(db);
+  CHECK(snap != NULL);
+  strata_put(db, wo, "k1", 2, "changed", 7, &err);
+  CHECK_NO_ERR(err);
+  strata_delete(db, wo, "k2", 2, &err);
+  CHECK_NO_ERR(err);
+  strata_readoptions_t* snap_ro = strata_readoptions_create();
+  strata_readoptions_set_snapshot(snap_ro, snap);
+  CHECK_GET(db, snap_ro, "k1", "v1");
+  CHECK_GET(db, snap_ro, "k2", "v2");
+  CHECK_GET(db, ro, "k1", "changed");
+  CHECK_GET(db, ro, "k2", NULL);
+
+  /* Flush, then the data is still there (now read from an SST file). */
+  strata_flush(db, &err);
+  CHECK_NO_ERR(err);
+  CHECK_GET(db, ro, "k1", "changed");
+  CHECK_GET(db, snap_ro, "k2", "v2");
+
+  /* An iterator through the snapshot, forward and backward, with bounds [k2, k5). */
+  strata_readoptions_set_lower_bound(snap_ro, "k2", 2);
+  strata_readoptions_set_upper_bound(snap_ro, "k5", 2);
+  strata_iterator_t* it = strata_create_iterator(db, snap_ro);
+  CHECK(it != NULL);
+  CHECK(!strata_iter_valid(it));
+  {
+    size_t len = 77;
+    CHECK(strata_iter_key(it, &len) == NULL && len == 0);
+  }
+  strata_iter_seek_to_first(it);
+  CHECK_ITER_AT(it, "k2");
+  {
+    size_t vlen = 0;
+    const char* v = strata_iter_value(it, &vlen);
+    CHECK(vlen == 2 && memcmp(v, "v2", 2) == 0);
+  }
+  strata_iter_next(it);
+  CHECK_ITER_AT(it, "k3");
+  strata_iter_next(it);
+  CHECK_ITER_AT(it, "k4");
+  strata_iter_next(it);
+  CHECK(!strata_iter_valid(it));
+  strata_iter_seek_to_last(it);
+  CHECK_ITER_AT(it, "k4");
+  strata_iter_prev(it);
+  CHECK_ITER_AT(it, "k3");
+  strata_iter_prev(it);
+  CHECK_ITER_AT(it, "k2");
+  strata_iter_prev(it);
+  CHECK(!strata_iter_valid(it));
+  strata_iter_seek(it, "k3", 2);
+  CHECK_ITER_AT(it, "k3");
+  strata_iter_seek_for_prev(it, "k39", 3);
+  CHECK_ITER_AT(it, "k3");
+  strata_iter_seek_for_prev(it, "zzz", 3);
+  CHECK_ITER_AT(it, "k4");
+  strata_iter_seek(it, "a", 1);
+  CHECK_ITER_AT(it, "k2");
+  strata_iter_get_error(it, &err);
+  CHECK_NO_ERR(err);
+  strata_iter_destroy(it);
+
+  /* A prefix iterator over the latest state. */
+  strata_readoptions_t* pro = strata_readoptions_create();
+  strata_readoptions_set_prefix(pro, "k", 1);
+  it = strata_create_iterator(db, pro);
+  int n = 0;
+  for (strata_iter_seek_to_first(it); strata_iter_valid(it); strata_iter_next(it)) {
+    size_t klen = 0;
+    const char* k = strata_iter_key(it, &klen);
+    CHECK(klen >= 1 && k[0] == 'k');
+    n++;
+  }
+  CHECK(n == 4); /* k1, k3, k4, k5 */
+  strata_iter_get_error(it, &err);
+  CHECK_NO_ERR(err);
+  strata_iter_destroy(it);
+  strata_readoptions_set_prefix(pro, NULL, 0);
+  strata_readoptions_destroy(pro);
+
+  /* An iterator that could not be created reports why. */
+  it = strata_create_iterator(NULL, ro);
+  CHECK(it != NULL && !strata_iter_valid(it));
+  strata_iter_seek_to_first(it);
+  strata_iter_get_error(it, &err);
+  EXPECT_ERR(err, "db is NULL");
+  strata_iter_destroy(it);
+
+  strata_readoptions_set_snapshot(snap_ro, NULL);
+  strata_release_snapshot(db, snap);
+  strata_readoptions_destroy(snap_ro);
+
+  /* compact_range over everything and over a bounded range. */
+  strata_compact_range(db, NULL, 0, NULL, 0, &err);
+  CHECK_NO_ERR(err);
+  strata_compact_range(db, "k1", 2, "k3", 2, &err);
+  CHECK_NO_ERR(err);
+  CHECK_GET(db, ro, "k1", "changed");
+  CHECK_GET(db, ro, "k3", "v3");
+
+  /* Properties. */
+  char* prop = strata_property_value(db, "strata.stats");
+  CHECK(prop != NULL && strlen(prop) > 0);
+  strata_free(prop);
+  prop = strata_property_value(db, "strata.num-files-at-level0");
+  CHECK(prop != NULL);
+  strata_free(prop);
+  CHECK(strata_property_value(db, "strata.no-such-property") == NULL);
+
+  /* Close, reopen, and the data (merges included) survived. */
+  strata_close(db);
+  strata_options_set_create_if_missing(options, 0);
+  db = strata_open(options, path, &err);
+  CHECK_NO_ERR(err);
+  CHECK_GET(db, ro, "k1", "changed");
+  CHECK_GET(db, ro, "k5", "v5");
+  {
+    size_t len = 0;
+    char* v = strata_get(db, ro, "counter", 7, &len, &err);
+    CHECK_NO_ERR(err);
+    CHECK(v != NULL && len == 8 && load_u64_le(v) == 11);
+    strata_free(v);
+  }
+  /* error_if_exists now refuses it. */
+  strata_close(db);
+  strata_options_set_error_if_exists(options, 1);
+  CHECK(strata_open(options, path, &err) == NULL);
+  EXPECT_ERR(err, "exists");
+
+  strata_writeoptions_destroy(wo);
+  strata_readoptions_destroy(ro);
+  strata_options_destroy(options);
+  printf("strata C API: %d checks passed\n", checks);
+  return 0;
+}

@@ -1,0 +1,203 @@
+/* strata.h: the C API of strata, an embedded LSM key-value engine.
+ *
+ * Kept by hand; implemented by crates/strata-c (libstrata.so / libstrata.a). It follows
+ * LevelDB's c.h conventions under a strata_ prefix, so LevelDB and RocksDB wrappers port
+ * mechanically:
+ *
+ *  - Handles are opaque pointers, created and destroyed by the functions below.
+ *  - Keys and values are (const char* ptr, size_t len) pairs and may hold any bytes. A NULL
+ *    ptr with len 0 is the empty string.
+ *  - Every fallible call ends with `char** errptr`. The caller sets *errptr = NULL before the
+ *    call. On success *errptr is left unchanged. On error it is set to a malloc'd
+ *    NUL-terminated message, which the caller frees with strata_free(); a message already in
+ *    *errptr is freed first. errptr itself may be NULL to ignore errors.
+ *  - Booleans are uint8_t (0 false, anything else true).
+ *  - Buffers returned to the caller are malloc'd; free them with strata_free() (or free()).
+ *  - A NULL handle never crashes: it is an error where there is an errptr, a no-op otherwise.
+ *  - No Rust panic crosses this boundary: an internal error becomes an error message.
+ *
+ * Threads: a strata_t may be used from many threads at once. Options, batches, iterators and
+ * snapshots must not be used from two threads at the same time without external locking.
+ * Destroy iterators and release snapshots before strata_close().
+ */
+#ifndef STRATA_H_
+#define STRATA_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct strata_t strata_t;
+typedef struct strata_options_t strata_options_t;
+typedef struct strata_readoptions_t strata_readoptions_t;
+typedef struct strata_writeoptions_t strata_writeoptions_t;
+typedef struct strata_writebatch_t strata_writebatch_t;
+typedef struct strata_iterator_t strata_iterator_t;
+typedef struct strata_snapshot_t strata_snapshot_t;
+
+/* Compression values for strata_options_set_compression. */
+enum {
+  strata_no_compression = 0,
+  strata_snappy_compression = 1,
+  strata_lz4_compression = 2,
+  strata_zstd_compression = 3
+};
+
+/* ---- Memory and version ------------------------------------------------------------------ */
+
+/* Frees a buffer or error message returned by this library. NULL is a no-op. */
+void strata_free(void* ptr);
+
+/* The library version, e.g. "0.1.0": a static string, do not free. */
+const char* strata_version(void);
+
+/* ---- Open options -------------------------------------------------------------------------
+ * Setters cannot fail; an invalid value (e.g. an unknown compression) is reported by
+ * strata_open. Range checks on sizes also happen at open. */
+
+strata_options_t* strata_options_create(void);
+void strata_options_destroy(strata_options_t* options);
+/* Create the database if missing (default 1). */
+void strata_options_set_create_if_missing(strata_options_t* options, uint8_t v);
+/* Fail if the database exists (default 0). */
+void strata_options_set_error_if_exists(strata_options_t* options, uint8_t v);
+/* Memtable size in bytes before a flush (default 64 MiB; 64 KiB to 4 GiB). */
+void strata_options_set_write_buffer_size(strata_options_t* options, size_t v);
+/* Block cache capacity in bytes (default 32 MiB). */
+void strata_options_set_cache_size(strata_options_t* options, size_t v);
+/* Target data block size in bytes (default 4096). */
+void strata_options_set_block_size(strata_options_t* options, size_t v);
+/* Open files kept in the table cache (default 1000; at least 16). */
+void strata_options_set_max_open_files(strata_options_t* options, int v);
+/* Bloom filter bits per key, 0 disables filters (default 10; at most 64). */
+void strata_options_set_bloom_bits_per_key(strata_options_t* options, int v);
+/* One compression for every level and for blobs: 0 none, 1 snappy, 2 lz4, 3 zstd
+ * (default: none for L0 and L1, snappy below and for blobs). */
+void strata_options_set_compression(strata_options_t* options, int v);
+/* Values at least this long go to blob files; 0 disables key-value separation (default 256). */
+void strata_options_set_min_blob_size(strata_options_t* options, size_t v);
+/* Uses a built-in merge operator: "uint64add" (8-byte little-endian counters) or
+ * "stringappend" (joins with ','). An unknown name is an error. */
+void strata_options_set_merge_operator_builtin(strata_options_t* options, const char* name,
+                                               char** errptr);
+
+/* ---- Open and close ---------------------------------------------------------------------- */
+
+/* Opens the database in directory `name`. Returns NULL and sets *errptr on error. The options
+ * are copied: they may be destroyed right after. */
+strata_t* strata_open(const strata_options_t* options, const char* name, char** errptr);
+
+/* Stops background work, syncs the WAL and releases the lock. NULL is a no-op. */
+void strata_close(strata_t* db);
+
+/* ---- Reads and writes -------------------------------------------------------------------- */
+
+void strata_put(strata_t* db, const strata_writeoptions_t* options, const char* key,
+                size_t keylen, const char* val, size_t vallen, char** errptr);
+void strata_delete(strata_t* db, const strata_writeoptions_t* options, const char* key,
+                   size_t keylen, char** errptr);
+/* Adds a merge operand; needs a merge operator set at open. */
+void strata_merge(strata_t* db, const strata_writeoptions_t* options, const char* key,
+                  size_t keylen, const char* val, size_t vallen, char** errptr);
+/* Applies the batch atomically. The batch is not consumed: destroy it yourself. */
+void strata_write(strata_t* db, const strata_writeoptions_t* options,
+                  const strata_writebatch_t* batch, char** errptr);
+
+/* Returns the value of `key` in a malloc'd buffer (not NUL-terminated) of *vallen bytes, to be
+ * freed with strata_free. Returns NULL with *vallen = 0 when the key is absent (no error) or
+ * on error (*errptr set). An empty value is a non-NULL buffer with *vallen = 0. */
+char* strata_get(strata_t* db, const strata_readoptions_t* options, const char* key,
+                 size_t keylen, size_t* vallen, char** errptr);
+
+/* ---- Write batches ------------------------------------------------------------------------
+ * A bad argument to a batch call (e.g. an empty key) is reported by strata_write. */
+
+strata_writebatch_t* strata_writebatch_create(void);
+void strata_writebatch_destroy(strata_writebatch_t* batch);
+void strata_writebatch_clear(strata_writebatch_t* batch);
+/* Number of operations in the batch. */
+int strata_writebatch_count(const strata_writebatch_t* batch);
+void strata_writebatch_put(strata_writebatch_t* batch, const char* key, size_t keylen,
+                           const char* val, size_t vallen);
+void strata_writebatch_delete(strata_writebatch_t* batch, const char* key, size_t keylen);
+void strata_writebatch_merge(strata_writebatch_t* batch, const char* key, size_t keylen,
+                             const char* val, size_t vallen);
+
+/* ---- Write options ----------------------------------------------------------------------- */
+
+strata_writeoptions_t* strata_writeoptions_create(void);
+void strata_writeoptions_destroy(strata_writeoptions_t* options);
+/* fdatasync the WAL before returning (default 0). */
+void strata_writeoptions_set_sync(strata_writeoptions_t* options, uint8_t v);
+/* Skip the WAL: such writes are lost on a crash until flushed (default 0). */
+void strata_writeoptions_set_disable_wal(strata_writeoptions_t* options, uint8_t v);
+
+/* ---- Read options ------------------------------------------------------------------------ */
+
+strata_readoptions_t* strata_readoptions_create(void);
+void strata_readoptions_destroy(strata_readoptions_t* options);
+/* Put blocks read into the block cache (default 1). */
+void strata_readoptions_set_fill_cache(strata_readoptions_t* options, uint8_t v);
+/* Read as of `snapshot` (NULL: the latest state). The options hold their own reference. */
+void strata_readoptions_set_snapshot(strata_readoptions_t* options,
+                                     const strata_snapshot_t* snapshot);
+/* Iterators start at or after this key (inclusive). The bytes are copied; NULL clears. */
+void strata_readoptions_set_lower_bound(strata_readoptions_t* options, const char* key,
+                                        size_t keylen);
+/* Iterators stop before this key (exclusive). The bytes are copied; NULL clears. */
+void strata_readoptions_set_upper_bound(strata_readoptions_t* options, const char* key,
+                                        size_t keylen);
+/* Iterators only see keys with this prefix. The bytes are copied; NULL clears. */
+void strata_readoptions_set_prefix(strata_readoptions_t* options, const char* prefix,
+                                   size_t prefixlen);
+
+/* ---- Snapshots --------------------------------------------------------------------------- */
+
+/* A consistent point-in-time view; NULL only if db is NULL. */
+const strata_snapshot_t* strata_create_snapshot(strata_t* db);
+void strata_release_snapshot(strata_t* db, const strata_snapshot_t* snapshot);
+
+/* ---- Iterators ----------------------------------------------------------------------------
+ * A new iterator is unpositioned: call a seek function first. Once it is not valid, call
+ * strata_iter_get_error to tell the end from an error. Never returns NULL: an iterator that
+ * could not be created is invalid and reports why through strata_iter_get_error. */
+
+strata_iterator_t* strata_create_iterator(strata_t* db, const strata_readoptions_t* options);
+void strata_iter_destroy(strata_iterator_t* iter);
+uint8_t strata_iter_valid(const strata_iterator_t* iter);
+void strata_iter_seek_to_first(strata_iterator_t* iter);
+void strata_iter_seek_to_last(strata_iterator_t* iter);
+/* Positions at the first key >= k. */
+void strata_iter_seek(strata_iterator_t* iter, const char* k, size_t klen);
+/* Positions at the last key <= k. */
+void strata_iter_seek_for_prev(strata_iterator_t* iter, const char* k, size_t klen);
+void strata_iter_next(strata_iterator_t* iter);
+void strata_iter_prev(strata_iterator_t* iter);
+/* The current key/value, owned by the iterator and valid until it next moves or is
+ * destroyed. NULL with length 0 when the iterator is not valid. */
+const char* strata_iter_key(const strata_iterator_t* iter, size_t* klen);
+const char* strata_iter_value(const strata_iterator_t* iter, size_t* vlen);
+/* Sets *errptr if the iterator met an error; leaves it unchanged otherwise. */
+void strata_iter_get_error(const strata_iterator_t* iter, char** errptr);
+
+/* ---- Maintenance ------------------------------------------------------------------------- */
+
+/* Flushes the memtable to an SST file and waits for it. */
+void strata_flush(strata_t* db, char** errptr);
+/* Compacts every file overlapping [start_key, limit_key] to the last level; a NULL key means
+ * unbounded on that side. */
+void strata_compact_range(strata_t* db, const char* start_key, size_t start_key_len,
+                          const char* limit_key, size_t limit_key_len, char** errptr);
+/* The value of a property ("strata.stats", "strata.levelstats", "strata.num-files-at-level<N>",
+ * "strata.total-sst-files-size", ...) as a malloc'd NUL-terminated string to free with
+ * strata_free, or NULL when the property is unknown. */
+char* strata_property_value(strata_t* db, const char* propname);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* STRATA_H_ */
