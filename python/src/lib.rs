@@ -13,10 +13,10 @@ use std::sync::{Arc, Weak};
 
 use parking_lot::Mutex;
 use pyo3::exceptions::{PyKeyError, PyTypeError};
-use pyo3::PyErrArguments;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyByteArray, PyBytes, PyMemoryView, PyModule, PyString, PyTuple, PyType};
+use pyo3::PyErrArguments;
 use strata::{Compression, Db, DbIterator, Options, ReadOptions, WriteBatch, WriteOptions};
 
 // ---------------------------------------------------------------------------------------------
@@ -28,7 +28,8 @@ use strata::{Compression, Db, DbIterator, Options, ReadOptions, WriteBatch, Writ
 static ERRORS_MODULE: PyOnceLock<Py<PyModule>> = PyOnceLock::new();
 
 fn error_class<'py>(py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyType>> {
-    let module = ERRORS_MODULE.get_or_try_init(py, || Ok::<_, PyErr>(py.import("strata._errors")?.unbind()))?;
+    let module =
+        ERRORS_MODULE.get_or_try_init(py, || Ok::<_, PyErr>(py.import("strata._errors")?.unbind()))?;
     Ok(module.bind(py).getattr(name)?.cast_into::<PyType>()?)
 }
 
@@ -332,8 +333,8 @@ impl PyDb {
 
     /// The directory of the database.
     #[getter]
-    fn name(&self) -> PathBuf {
-        self.path.clone()
+    fn name(&self) -> std::ffi::OsString {
+        self.path.clone().into_os_string()
     }
 
     /// True once `close()` has been called.
@@ -354,9 +355,14 @@ impl PyDb {
     ) -> PyResult<()> {
         let value = bytes_arg(value, "value")?;
         let v = value.as_bytes();
-        self.single_write(py, WriteOptions { sync, disable_wal }, |b, k| {
-            b.put(k, v);
-        }, key)
+        self.single_write(
+            py,
+            WriteOptions { sync, disable_wal },
+            |b, k| {
+                b.put(k, v);
+            },
+            key,
+        )
     }
 
     /// The value of `key`, or `default` when it is absent.
@@ -378,9 +384,14 @@ impl PyDb {
     /// Deletes `key` (no error if it is absent).
     #[pyo3(signature = (key, sync = false, disable_wal = false))]
     fn delete(&self, py: Python<'_>, key: &Bound<'_, PyAny>, sync: bool, disable_wal: bool) -> PyResult<()> {
-        self.single_write(py, WriteOptions { sync, disable_wal }, |b, k| {
-            b.delete(k);
-        }, key)
+        self.single_write(
+            py,
+            WriteOptions { sync, disable_wal },
+            |b, k| {
+                b.delete(k);
+            },
+            key,
+        )
     }
 
     /// Adds a merge operand for `key` (needs `merge_operator` at open).
@@ -396,9 +407,14 @@ impl PyDb {
         self.check_merge(py)?;
         let value = bytes_arg(value, "value")?;
         let v = value.as_bytes();
-        self.single_write(py, WriteOptions { sync, disable_wal }, |b, k| {
-            b.merge(k, v);
-        }, key)
+        self.single_write(
+            py,
+            WriteOptions { sync, disable_wal },
+            |b, k| {
+                b.merge(k, v);
+            },
+            key,
+        )
     }
 
     /// A write batch, applied atomically by `write()` or on leaving a `with` block without an
@@ -822,7 +838,9 @@ impl PyIterator {
         });
         match step {
             Step::Item(k, v) => Ok(Some(match (want_key, want_value) {
-                (true, true) => PyTuple::new(py, [PyBytes::new(py, &k), PyBytes::new(py, &v)])?.into_any().unbind(),
+                (true, true) => {
+                    PyTuple::new(py, [PyBytes::new(py, &k), PyBytes::new(py, &v)])?.into_any().unbind()
+                }
                 (true, false) => PyBytes::new(py, &k).into_any().unbind(),
                 _ => PyBytes::new(py, &v).into_any().unbind(),
             })),

@@ -57,3 +57,21 @@ class MergeError(Error):
 
 class StrataIOError(Error, OSError):
     """An operating-system IO error (``errno`` is set when known)."""
+
+
+# Report the public location (``strata.LockedError``) in tracebacks and reprs.
+for _cls in (
+    Error,
+    CorruptionError,
+    InvalidArgumentError,
+    LockedError,
+    NotADatabaseError,
+    AlreadyExistsError,
+    UnsupportedVersionError,
+    BackgroundError,
+    ClosedError,
+    MergeError,
+    StrataIOError,
+):
+    _cls.__module__ = "strata"
+del _cls
