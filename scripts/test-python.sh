@@ -5,7 +5,7 @@
 # pytest there, builds the extension in debug mode with `maturin develop` and runs pytest.
 #   STRATA_PY_VENV=0   use the current Python environment instead of a virtualenv
 #   PYTHON=python3.12  the interpreter used to create the virtualenv (default python3)
-#   MATURIN_ARGS=...   extra arguments for `maturin develop` (e.g. --release)
+#   MATURIN_ARGS=...   extra arguments for the maturin build (e.g. --release)
 # Extra arguments are passed to pytest, e.g. `scripts/test-python.sh -k iterator -x`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -28,6 +28,13 @@ if [ "${STRATA_PY_VENV:-1}" != "0" ]; then
 fi
 
 "$PYTHON" -m pip install --quiet --disable-pip-version-check "maturin>=1.5,<2" pytest
-# `maturin develop` builds the abi3 extension into the active environment (editable install).
-(cd python && "$PYTHON" -m maturin develop --quiet ${MATURIN_ARGS:-})
+if [ -n "${VIRTUAL_ENV:-}${CONDA_PREFIX:-}" ]; then
+  # Builds the abi3 extension in debug mode into the active environment (editable install).
+  (cd python && "$PYTHON" -m maturin develop --quiet ${MATURIN_ARGS:-})
+else
+  # No virtualenv: `maturin develop` needs one, so install the package with pip instead
+  # (still a debug build, to keep CI builds short).
+  MATURIN_PEP517_ARGS="${MATURIN_ARGS:---profile dev}" \
+    "$PYTHON" -m pip install --quiet --disable-pip-version-check --force-reinstall --no-deps ./python
+fi
 "$PYTHON" -m pytest python/tests -q "$@"
