@@ -264,8 +264,17 @@ impl PyDb {
 }
 
 impl Drop for PyDb {
+    /// A database garbage-collected without `close()`: shutting the engine down joins its
+    /// background threads and may flush, so do it without the GIL.
     fn drop(&mut self) {
-        self.drop_iterators();
+        let db = self.db.get_mut().take();
+        let this = &*self;
+        Python::attach(|py| {
+            py.detach(|| {
+                this.drop_iterators();
+                drop(db);
+            })
+        });
     }
 }
 
@@ -594,7 +603,7 @@ impl PyWriteBatch {
         self.batch.lock().clear();
     }
 
-    /// Applies the batch atomically and empties it.
+    /// Applies the batch atomically and empties it (also when the write fails).
     fn write(&self, py: Python<'_>) -> PyResult<()> {
         let batch = std::mem::take(&mut *self.batch.lock());
         self.db.get().write_impl(py, self.wo, batch)
@@ -900,8 +909,7 @@ impl PyIterator {
     /// Releases the iterator's resources; later calls raise `ClosedError`. Idempotent.
     fn close(&self, py: Python<'_>) {
         let state = &self.state;
-        let it = py.detach(|| state.lock().it.take());
-        py.detach(move || drop(it));
+        py.detach(|| drop(state.lock().it.take()));
     }
 
     fn __enter__(slf: Bound<'_, Self>) -> Bound<'_, Self> {

@@ -1,6 +1,7 @@
 """Tests of the strata Python bindings. Run with `pytest python/tests` after `maturin develop`."""
 
 import errno
+import gc
 import os
 import struct
 import sys
@@ -492,6 +493,18 @@ def test_calls_after_close_raise(path):
     with strata.DB(path) as again:
         assert again[b"a"] == b"1"
         assert b"b" not in again
+
+
+def test_dropped_db_releases_lock(path):
+    db = strata.DB(path)
+    db.put(b"a", b"1", disable_wal=True)  # flushed when the engine shuts down
+    it = db.iterator()
+    del db
+    gc.collect()
+    with strata.DB(path) as again:
+        assert again[b"a"] == b"1"
+    with pytest.raises(strata.ClosedError):
+        next(it)
 
 
 # --- threads ------------------------------------------------------------------------------------
