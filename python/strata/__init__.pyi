@@ -1,0 +1,236 @@
+"""Type stubs for the strata Python package."""
+
+import os
+from types import TracebackType
+from typing import Iterator as _Iterator
+from typing import Literal, Optional, Tuple, Type, TypeVar, Union, final, overload
+
+
+
+__version__: str
+__all__ = [
+    "DB",
+    "Iterator",
+    "Snapshot",
+    "WriteBatch",
+    "Error",
+    "CorruptionError",
+    "InvalidArgumentError",
+    "LockedError",
+    "NotADatabaseError",
+    "AlreadyExistsError",
+    "UnsupportedVersionError",
+    "BackgroundError",
+    "ClosedError",
+    "MergeError",
+    "StrataIOError",
+    "__version__",
+]
+
+_Bytes = Union[bytes, bytearray, memoryview]
+_Path = Union[str, "os.PathLike[str]"]
+_T = TypeVar("_T")
+
+class Error(Exception): ...
+class CorruptionError(Error): ...
+class InvalidArgumentError(Error, ValueError): ...
+class LockedError(Error): ...
+class NotADatabaseError(Error): ...
+class AlreadyExistsError(Error): ...
+class UnsupportedVersionError(Error): ...
+class BackgroundError(Error): ...
+class ClosedError(Error, RuntimeError): ...
+class MergeError(Error): ...
+class StrataIOError(Error, OSError): ...
+
+@final
+class Iterator(_Iterator[_T]):
+    """An iterator over a database or snapshot; a cursor between entries."""
+
+    def __iter__(self) -> "Iterator[_T]": ...
+    def __next__(self) -> _T: ...
+    def seek(self, target: _Bytes) -> None: ...
+    def seek_to_start(self) -> None: ...
+    def seek_to_stop(self) -> None: ...
+    def close(self) -> None: ...
+    def __enter__(self) -> "Iterator[_T]": ...
+    def __exit__(
+        self,
+        exc_type: Optional[Type[BaseException]] = None,
+        exc: Optional[BaseException] = None,
+        tb: Optional[TracebackType] = None,
+    ) -> bool: ...
+
+@final
+class WriteBatch:
+    """Puts, deletes and merges applied atomically."""
+
+    def put(self, key: _Bytes, value: _Bytes) -> None: ...
+    def delete(self, key: _Bytes) -> None: ...
+    def merge(self, key: _Bytes, value: _Bytes) -> None: ...
+    def clear(self) -> None: ...
+    def write(self) -> None: ...
+    def __len__(self) -> int: ...
+    def __enter__(self) -> "WriteBatch": ...
+    def __exit__(
+        self,
+        exc_type: Optional[Type[BaseException]] = None,
+        exc: Optional[BaseException] = None,
+        tb: Optional[TracebackType] = None,
+    ) -> bool: ...
+
+@final
+class Snapshot:
+    """A consistent point-in-time view of a database."""
+
+    @property
+    def sequence(self) -> int: ...
+    @property
+    def closed(self) -> bool: ...
+    @overload
+    def get(self, key: _Bytes, default: None = None, fill_cache: bool = True) -> Optional[bytes]: ...
+    @overload
+    def get(self, key: _Bytes, default: _T, fill_cache: bool = True) -> Union[bytes, _T]: ...
+    @overload
+    def iterator(
+        self,
+        start: Optional[_Bytes] = None,
+        stop: Optional[_Bytes] = None,
+        prefix: Optional[_Bytes] = None,
+        reverse: bool = False,
+        include_key: Literal[True] = True,
+        include_value: Literal[True] = True,
+        fill_cache: bool = True,
+    ) -> Iterator[Tuple[bytes, bytes]]: ...
+    @overload
+    def iterator(
+        self,
+        start: Optional[_Bytes] = None,
+        stop: Optional[_Bytes] = None,
+        prefix: Optional[_Bytes] = None,
+        reverse: bool = False,
+        *,
+        include_key: bool = True,
+        include_value: Literal[False],
+        fill_cache: bool = True,
+    ) -> Iterator[bytes]: ...
+    @overload
+    def iterator(
+        self,
+        start: Optional[_Bytes] = None,
+        stop: Optional[_Bytes] = None,
+        prefix: Optional[_Bytes] = None,
+        reverse: bool = False,
+        *,
+        include_key: Literal[False],
+        include_value: bool = True,
+        fill_cache: bool = True,
+    ) -> Iterator[bytes]: ...
+    def __iter__(self) -> Iterator[Tuple[bytes, bytes]]: ...
+    def __getitem__(self, key: _Bytes, /) -> bytes: ...
+    def __contains__(self, key: _Bytes, /) -> bool: ...
+    def close(self) -> None: ...
+    def release(self) -> None: ...
+    def __enter__(self) -> "Snapshot": ...
+    def __exit__(
+        self,
+        exc_type: Optional[Type[BaseException]] = None,
+        exc: Optional[BaseException] = None,
+        tb: Optional[TracebackType] = None,
+    ) -> bool: ...
+
+@final
+class DB:
+    """An open strata database (a directory). Keys and values are bytes."""
+
+    def __new__(
+        cls,
+        path: _Path,
+        create_if_missing: bool = True,
+        error_if_exists: bool = False,
+        write_buffer_size: Optional[int] = None,
+        cache_size: Optional[int] = None,
+        bloom_bits_per_key: Optional[int] = None,
+        compression: Optional[Literal["none", "snappy", "lz4", "zstd"]] = None,
+        min_blob_size: Optional[int] = None,
+        merge_operator: Optional[Literal["uint64add", "stringappend"]] = None,
+    ) -> "DB": ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def closed(self) -> bool: ...
+    def put(self, key: _Bytes, value: _Bytes, sync: bool = False, disable_wal: bool = False) -> None: ...
+    @overload
+    def get(
+        self,
+        key: _Bytes,
+        default: None = None,
+        snapshot: Optional[Snapshot] = None,
+        fill_cache: bool = True,
+    ) -> Optional[bytes]: ...
+    @overload
+    def get(
+        self,
+        key: _Bytes,
+        default: _T,
+        snapshot: Optional[Snapshot] = None,
+        fill_cache: bool = True,
+    ) -> Union[bytes, _T]: ...
+    def delete(self, key: _Bytes, sync: bool = False, disable_wal: bool = False) -> None: ...
+    def merge(self, key: _Bytes, value: _Bytes, sync: bool = False, disable_wal: bool = False) -> None: ...
+    def write_batch(self, sync: bool = False, disable_wal: bool = False) -> WriteBatch: ...
+    @overload
+    def iterator(
+        self,
+        start: Optional[_Bytes] = None,
+        stop: Optional[_Bytes] = None,
+        prefix: Optional[_Bytes] = None,
+        reverse: bool = False,
+        include_key: Literal[True] = True,
+        include_value: Literal[True] = True,
+        snapshot: Optional[Snapshot] = None,
+        fill_cache: bool = True,
+    ) -> Iterator[Tuple[bytes, bytes]]: ...
+    @overload
+    def iterator(
+        self,
+        start: Optional[_Bytes] = None,
+        stop: Optional[_Bytes] = None,
+        prefix: Optional[_Bytes] = None,
+        reverse: bool = False,
+        *,
+        include_key: bool = True,
+        include_value: Literal[False],
+        snapshot: Optional[Snapshot] = None,
+        fill_cache: bool = True,
+    ) -> Iterator[bytes]: ...
+    @overload
+    def iterator(
+        self,
+        start: Optional[_Bytes] = None,
+        stop: Optional[_Bytes] = None,
+        prefix: Optional[_Bytes] = None,
+        reverse: bool = False,
+        *,
+        include_key: Literal[False],
+        include_value: bool = True,
+        snapshot: Optional[Snapshot] = None,
+        fill_cache: bool = True,
+    ) -> Iterator[bytes]: ...
+    def __iter__(self) -> Iterator[Tuple[bytes, bytes]]: ...
+    def snapshot(self) -> Snapshot: ...
+    def flush(self) -> None: ...
+    def compact_range(self, start: Optional[_Bytes] = None, stop: Optional[_Bytes] = None) -> None: ...
+    def property(self, name: str) -> Optional[str]: ...
+    def close(self) -> None: ...
+    def __enter__(self) -> "DB": ...
+    def __exit__(
+        self,
+        exc_type: Optional[Type[BaseException]] = None,
+        exc: Optional[BaseException] = None,
+        tb: Optional[TracebackType] = None,
+    ) -> bool: ...
+    def __getitem__(self, key: _Bytes, /) -> bytes: ...
+    def __setitem__(self, key: _Bytes, value: _Bytes, /) -> None: ...
+    def __delitem__(self, key: _Bytes, /) -> None: ...
+    def __contains__(self, key: _Bytes, /) -> bool: ...

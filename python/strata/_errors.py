@@ -1,0 +1,77 @@
+"""Exception classes raised by strata. Every one derives from :class:`Error`."""
+
+__all__ = [
+    "Error",
+    "CorruptionError",
+    "InvalidArgumentError",
+    "LockedError",
+    "NotADatabaseError",
+    "AlreadyExistsError",
+    "UnsupportedVersionError",
+    "BackgroundError",
+    "ClosedError",
+    "MergeError",
+    "StrataIOError",
+]
+
+
+class Error(Exception):
+    """Base class of every error raised by strata."""
+
+
+class CorruptionError(Error):
+    """Stored bytes failed a checksum or could not be decoded."""
+
+
+class InvalidArgumentError(Error, ValueError):
+    """An argument or option is invalid (e.g. an empty key); the message names it."""
+
+
+class LockedError(Error):
+    """Another handle, in this process or another, has the database open."""
+
+
+class NotADatabaseError(Error):
+    """The path holds no strata database and ``create_if_missing`` is False."""
+
+
+class AlreadyExistsError(Error):
+    """The database exists and ``error_if_exists`` is True."""
+
+
+class UnsupportedVersionError(Error):
+    """A file was written by a newer, unknown format version."""
+
+
+class BackgroundError(Error):
+    """A background flush or compaction failed; the database is read-only until reopened."""
+
+
+class ClosedError(Error, RuntimeError):
+    """The database, snapshot or iterator has been closed."""
+
+
+class MergeError(Error):
+    """A merge operand could not be applied."""
+
+
+class StrataIOError(Error, OSError):
+    """An operating-system IO error (``errno`` is set when known)."""
+
+
+# Report the public location (``strata.LockedError``) in tracebacks and reprs.
+for _cls in (
+    Error,
+    CorruptionError,
+    InvalidArgumentError,
+    LockedError,
+    NotADatabaseError,
+    AlreadyExistsError,
+    UnsupportedVersionError,
+    BackgroundError,
+    ClosedError,
+    MergeError,
+    StrataIOError,
+):
+    _cls.__module__ = "strata"
+del _cls
