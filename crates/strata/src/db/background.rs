@@ -74,8 +74,12 @@ impl Drop for Closer {
         for t in threads {
             let _ = t.join();
         }
-        if let Err(e) = self.inner.sync_wal() {
-            tracing::warn!(error = %e, "syncing the WAL at close failed");
+        // After a failed WAL write or sync the log's tail is unknown: a sync now could not be
+        // trusted and is not retried (docs/durability.md).
+        if self.inner.background_error().is_none() {
+            if let Err(e) = self.inner.sync_wal() {
+                tracing::warn!(error = %e, "syncing the WAL at close failed");
+            }
         }
     }
 }

@@ -168,8 +168,8 @@ impl VersionSet {
         }
         let installed = Arc::new(next);
         if rolled_over {
+            self.write_new_manifest(&installed)?;
             self.install(Arc::clone(&installed));
-            self.roll_manifest()?;
         } else {
             edit.next_file_number = Some(self.next_file_number);
             let manifest = self.manifest.as_mut().ok_or(Error::Closed)?;
@@ -188,10 +188,16 @@ impl VersionSet {
 
     /// Writes a new MANIFEST holding a snapshot of the current state and points CURRENT at it.
     pub fn roll_manifest(&mut self) -> Result<()> {
+        let current = Arc::clone(&self.current);
+        self.write_new_manifest(&current)
+    }
+
+    /// Writes a new MANIFEST holding `version` and the counters, then points CURRENT at it.
+    fn write_new_manifest(&mut self, version: &Version) -> Result<()> {
         let number = self.new_file_number();
         let path = self.dir.join(filenames::manifest_name(number));
         let mut writer = LogWriter::new(self.fs.create(&path)?);
-        let mut edit = self.current.snapshot_edit();
+        let mut edit = version.snapshot_edit();
         edit.comparator = Some(COMPARATOR_NAME.to_string());
         edit.next_file_number = Some(self.next_file_number);
         edit.log_number = Some(self.log_number);
