@@ -50,6 +50,9 @@ pub enum Error {
     /// The database has been closed.
     #[error("database is closed")]
     Closed,
+    /// The database was opened read-only.
+    #[error("database was opened read-only")]
+    ReadOnly,
     /// A merge was attempted without a configured merge operator, or the operator failed.
     #[error("merge error: {0}")]
     Merge(String),
@@ -95,6 +98,7 @@ impl Error {
             }
             Error::Background(m) => Error::Background(m.clone()),
             Error::Closed => Error::Closed,
+            Error::ReadOnly => Error::ReadOnly,
             Error::Merge(m) => Error::Merge(m.clone()),
         }
     }

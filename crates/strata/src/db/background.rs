@@ -76,7 +76,7 @@ impl Drop for Closer {
         }
         // After a failed WAL write or sync the log's tail is unknown: a sync now could not be
         // trusted and is not retried (docs/durability.md).
-        if self.inner.background_error().is_none() {
+        if self.inner.background_error().is_none() && !self.inner.read_only {
             if let Err(e) = self.inner.sync_wal() {
                 tracing::warn!(error = %e, "syncing the WAL at close failed");
             }
@@ -87,7 +87,8 @@ impl Drop for Closer {
 /// Starts the background threads.
 pub(crate) fn start(inner: &Arc<DbInner>) -> Arc<Closer> {
     let mut threads = Vec::new();
-    for i in 0..inner.opts.max_background_jobs {
+    let jobs = if inner.read_only { 0 } else { inner.opts.max_background_jobs };
+    for i in 0..jobs {
         let db = Arc::clone(inner);
         let spawned =
             std::thread::Builder::new().name(format!("strata-bg-{i}")).spawn(move || db.background_loop());

@@ -68,6 +68,8 @@ pub(crate) struct DbInner {
     pub closing: AtomicBool,
     /// Set once a write skipped the WAL; such writes are flushed at close.
     pub unpersisted_writes: AtomicBool,
+    /// Opened with `Db::open_read_only`: writes and maintenance are refused.
+    pub read_only: bool,
     pub(crate) _lock: Box<dyn FileLock>,
 }
 
@@ -99,6 +101,16 @@ impl Db {
         Ok(Db { inner, _closer: closer })
     }
 
+    /// Opens an existing database for reading only, changing nothing in its directory: no lock is
+    /// taken (another process may have it open for writing), WAL records not yet flushed are
+    /// replayed into memory, and no background work runs. The view is the state at open time.
+    /// Writes, `flush` and `compact_range` return `Error::ReadOnly`.
+    pub fn open_read_only(path: impl AsRef<Path>, opts: Options) -> Result<Db> {
+        let inner = open::open_read_only(path.as_ref(), opts)?;
+        let closer = background::start(&inner);
+        Ok(Db { inner, _closer: closer })
+    }
+
     /// Sets `key` to `value`.
     pub fn put(&self, opts: &WriteOptions, key: &[u8], value: &[u8]) -> Result<()> {
         let mut b = WriteBatch::new();
@@ -122,6 +134,9 @@ impl Db {
 
     /// Applies `batch` atomically: after a crash either all of it or none of it is present.
     pub fn write(&self, opts: &WriteOptions, batch: WriteBatch) -> Result<()> {
+        if self.inner.read_only {
+            return Err(Error::ReadOnly);
+        }
         batch.validate()?;
         if self.inner.opts.merge_operator.is_none() && batch.has_merge() {
             return Err(Error::InvalidArgument("merge needs Options::merge_operator".into()));
@@ -150,11 +165,17 @@ impl Db {
 
     /// Flushes the memtable to an SST file and waits until it is done.
     pub fn flush(&self) -> Result<()> {
+        if self.inner.read_only {
+            return Err(Error::ReadOnly);
+        }
         self.inner.flush_and_wait()
     }
 
     /// Compacts every file overlapping `[start, end]` (None = unbounded) down to the last level.
     pub fn compact_range(&self, start: Option<&[u8]>, end: Option<&[u8]>) -> Result<()> {
+        if self.inner.read_only {
+            return Err(Error::ReadOnly);
+        }
         self.inner.flush_and_wait()?;
         self.inner.compact_range(start, end)
     }

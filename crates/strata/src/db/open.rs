@@ -41,10 +41,73 @@ pub(crate) fn open(path: &Path, opts: Options) -> Result<Arc<DbInner>> {
     let wal_number = versions.new_file_number();
     let wal_file = fs.create(&filenames::wal(path, wal_number))?;
     fs.sync_dir(path)?;
+    let wal = LogWriter::new(wal_file);
+    let inner = Arc::new(build_inner(path, opts, versions, wal, wal_number, lock, false));
+    replay_wals(&inner, &wals, wal_number)?;
+    write_options_file(&inner)?;
+    inner.delete_obsolete_files();
+    remove_orphans(&inner)?;
+    Ok(inner)
+}
+
+/// Opens without changing anything in the directory: no lock, no new WAL, MANIFEST or OPTIONS
+/// file, no flush, no background work. Unflushed WAL records are replayed into memory only.
+/// Writes, `flush` and `compact_range` return `Error::ReadOnly`.
+pub(crate) fn open_read_only(path: &Path, opts: Options) -> Result<Arc<DbInner>> {
+    opts.validate()?;
+    let fs = Arc::clone(&opts.fs);
+    match fs.is_dir(path)? {
+        Some(true) => {}
+        Some(false) => {
+            return Err(Error::InvalidArgument(format!("{} exists and is not a directory", path.display())))
+        }
+        None => return Err(Error::NotADatabase(path.to_path_buf())),
+    }
+    if fs.is_dir(&path.join(filenames::CURRENT))?.is_none() {
+        return Err(Error::NotADatabase(path.to_path_buf()));
+    }
+    let mut versions = VersionSet::recover(path, Arc::clone(&fs))?.set;
+    check_listed_files(fs.as_ref(), path, &versions)?;
+    let wals = wals_to_replay(fs.as_ref(), path, &mut versions)?;
+    let wal = LogWriter::new(Box::new(ReadOnlyFile));
+    let inner = Arc::new(build_inner(path, opts, versions, wal, 0, Box::new(NoLock), true));
+    replay_into_memory(&inner, &wals)?;
+    Ok(inner)
+}
+
+/// The WAL writer of a read-only handle: never written, because writes are refused first.
+struct ReadOnlyFile;
+
+impl crate::fs::WritableFile for ReadOnlyFile {
+    fn append(&mut self, _: &[u8]) -> Result<()> {
+        Err(Error::ReadOnly)
+    }
+    fn sync_data(&mut self) -> Result<()> {
+        Ok(())
+    }
+    fn len(&self) -> u64 {
+        0
+    }
+}
+
+struct NoLock;
+
+impl crate::fs::FileLock for NoLock {}
+
+fn build_inner(
+    path: &Path,
+    opts: Options,
+    versions: VersionSet,
+    wal: LogWriter,
+    wal_number: u64,
+    lock: Box<dyn crate::fs::FileLock>,
+    read_only: bool,
+) -> DbInner {
+    let fs = Arc::clone(&opts.fs);
     let block_cache = (opts.cache_size > 0).then(|| Arc::new(BlockCache::new(opts.cache_size)));
     let mem = Arc::new(MemTable::new());
     let last_seq = versions.last_sequence();
-    let inner = Arc::new(DbInner {
+    DbInner {
         dir: path.to_path_buf(),
         table_cache: TableCache::new(path.to_path_buf(), Arc::clone(&fs), opts.max_open_files, block_cache),
         super_version: ArcSwap::from_pointee(SuperVersion {
@@ -56,21 +119,47 @@ pub(crate) fn open(path: &Path, opts: Options) -> Result<Arc<DbInner>> {
         last_sequence: AtomicU64::new(last_seq),
         snapshots: Arc::new(SnapshotList::default()),
         write_queue: WriteQueue::default(),
-        leader: Mutex::new(LeaderState::new(LogWriter::new(wal_file), wal_number, mem)),
+        leader: Mutex::new(LeaderState::new(wal, wal_number, mem)),
         bg: Mutex::new(BgState::default()),
         bg_cv: Condvar::new(),
         stats: Stats::default(),
         closing: AtomicBool::new(false),
         unpersisted_writes: AtomicBool::new(false),
+        read_only,
         fs,
         opts,
         _lock: lock,
-    });
-    replay_wals(&inner, &wals, wal_number)?;
-    write_options_file(&inner)?;
-    inner.delete_obsolete_files();
-    remove_orphans(&inner)?;
-    Ok(inner)
+    }
+}
+
+/// Read-only recovery: WAL records go into memtables that are never flushed.
+fn replay_into_memory(db: &Arc<DbInner>, wals: &[u64]) -> Result<()> {
+    let mut mems = vec![Arc::new(MemTable::new())];
+    let mut max_seq = db.last_sequence.load(Ordering::Relaxed);
+    for &number in wals {
+        let file = db.fs.open_sequential(&filenames::wal(&db.dir, number))?;
+        let mut reader = LogReader::new(file, db.opts.skip_corrupted_wal_records);
+        while let Some(record) = reader.read_record().map_err(|e| wal_error(number, e))? {
+            let batch = DecodedBatch::decode(&record).map_err(|e| wal_error(number, e))?;
+            let mem = mems.last().ok_or(Error::Closed)?;
+            let mut seq = batch.first_seq;
+            for rec in batch.records() {
+                let (kind, key, value) = rec.map_err(|e| wal_error(number, e))?;
+                mem.add(seq, kind, key, value);
+                seq += 1;
+            }
+            max_seq = max_seq.max(seq.saturating_sub(1));
+            if mem.approximate_memory_usage() >= db.opts.write_buffer_size {
+                mems.push(Arc::new(MemTable::new()));
+            }
+        }
+    }
+    db.last_sequence.store(max_seq, Ordering::Release);
+    let mut newest_first: Vec<Arc<MemTable>> = mems.into_iter().rev().collect();
+    let mem = newest_first.remove(0);
+    let version = db.versions.lock().current();
+    db.super_version.store(Arc::new(SuperVersion { mem, imm: newest_first, version }));
+    Ok(())
 }
 
 /// Checks that `path` is (or can become) a database directory.
