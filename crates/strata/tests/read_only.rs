@@ -28,9 +28,14 @@ fn read_only_open_sees_everything_and_changes_nothing() {
     writer.put(&w, b"only-in-the-wal", b"v").unwrap();
     writer.delete(&w, b"k0001").unwrap();
 
+    // The writer still holds the lock: a read-only handle does not need it.
+    let ro = Db::open_read_only(dir.path(), Options::default()).unwrap();
+    assert_eq!(ro.get(&ReadOptions::new(), b"only-in-the-wal").unwrap().unwrap(), b"v");
+    drop(ro);
+    drop(writer);
+
     let before = snapshot_dir(dir.path());
     {
-        // The writer still holds the lock: a read-only handle does not need it.
         let ro = Db::open_read_only(dir.path(), Options::default()).unwrap();
         let r = ReadOptions::new();
         assert_eq!(ro.get(&r, b"k0000").unwrap().unwrap(), vec![7u8; 300]);
