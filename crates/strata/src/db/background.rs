@@ -210,8 +210,11 @@ impl DbInner {
         edit: VersionEdit,
         make: impl FnOnce(&mut BgState, &SuperVersion, Arc<Version>) -> SuperVersion,
     ) -> Result<()> {
-        let (deleted_tables, deleted_blobs): (Vec<u64>, Vec<u64>) =
-            (edit.deleted_files.iter().map(|&(_, n)| n).collect(), edit.deleted_blob_files.clone());
+        // A trivially moved file is deleted from one level and added to another: not obsolete.
+        let moved: HashSet<u64> = edit.new_files.iter().map(|(_, f)| f.number).collect();
+        let deleted_tables: Vec<u64> =
+            edit.deleted_files.iter().map(|&(_, n)| n).filter(|n| !moved.contains(n)).collect();
+        let deleted_blobs = edit.deleted_blob_files.clone();
         let mut versions = self.versions.lock();
         let version = versions.log_and_apply(edit)?;
         let mut bg = self.bg.lock();
@@ -283,22 +286,20 @@ impl DbInner {
     /// Deletes files no version references any more: flushed WALs, old MANIFESTs, and tables
     /// and blob files removed by compaction once no reader holds a version that lists them.
     pub(crate) fn delete_obsolete_files(&self) {
-        let (live_tables, live_blobs, log_number, manifest) = {
+        // The live set and the obsolete lists are read under the versions lock: every install
+        // adds to the lists while holding it, so no file listed here can have joined a version
+        // after the live set was computed (a moved file is live again at its new level).
+        let (tables, blobs, log_number, manifest) = {
             let v = self.versions.lock();
-            let (t, b) = v.live_files();
-            (t, b, v.log_number(), v.manifest_number())
-        };
-        let (tables, blobs) = {
+            let (live_tables, live_blobs) = v.live_files();
             let mut bg = self.bg.lock();
             let tables: Vec<u64> = std::mem::take(&mut bg.obsolete_tables);
             let blobs: Vec<u64> = std::mem::take(&mut bg.obsolete_blobs);
-            let (dead_t, keep_t): (Vec<u64>, Vec<u64>) =
-                tables.into_iter().partition(|n| !live_tables.contains(n));
-            let (dead_b, keep_b): (Vec<u64>, Vec<u64>) =
-                blobs.into_iter().partition(|n| !live_blobs.contains(n));
+            let (dead_t, keep_t): (Vec<u64>, Vec<u64>) = tables.into_iter().partition(|n| !live_tables.contains(n));
+            let (dead_b, keep_b): (Vec<u64>, Vec<u64>) = blobs.into_iter().partition(|n| !live_blobs.contains(n));
             bg.obsolete_tables = keep_t;
             bg.obsolete_blobs = keep_b;
-            (dead_t, dead_b)
+            (dead_t, dead_b, v.log_number(), v.manifest_number())
         };
         for n in tables {
             self.table_cache.evict(n);
