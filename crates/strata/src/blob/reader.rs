@@ -55,6 +55,13 @@ impl BlobReader {
     /// Reads the value `ptr` points to, checking that the record is intact and belongs to
     /// `user_key`: a stale or misdirected pointer is corruption, never someone else's value.
     pub fn get(&self, ptr: &BlobPointer, user_key: &[u8]) -> Result<Vec<u8>> {
+        let mut out = Vec::new();
+        self.get_into(ptr, user_key, &mut out)?;
+        Ok(out)
+    }
+
+    /// Like [`BlobReader::get`], replacing the contents of `out` (so a scan reuses one buffer).
+    pub fn get_into(&self, ptr: &BlobPointer, user_key: &[u8], out: &mut Vec<u8>) -> Result<()> {
         self.check_pointer(ptr)?;
         let size =
             usize::try_from(ptr.size).map_err(|_| self.corrupt(ptr.offset, "record size too large"))?;
@@ -63,23 +70,26 @@ impl BlobReader {
             let start = usize::try_from(ptr.offset).ok();
             let rec = start.and_then(|s| map.get(s..s.checked_add(size)?));
             let rec = rec.ok_or_else(|| self.corrupt(ptr.offset, "record outside the mapped file"))?;
-            return self.value_of(rec, ptr.offset, user_key);
+            return self.value_of(rec, ptr.offset, user_key, out);
         }
         let mut rec = vec![0u8; size];
         self.file.read_exact_at(ptr.offset, &mut rec)?;
-        self.value_of(&rec, ptr.offset, user_key)
+        self.value_of(&rec, ptr.offset, user_key, out)
     }
 
-    /// Checks a record's framing, checksum and key, and returns its (decompressed) value.
-    fn value_of(&self, rec: &[u8], offset: u64, user_key: &[u8]) -> Result<Vec<u8>> {
+    /// Checks a record's framing, checksum and key, and puts its (decompressed) value in `out`.
+    fn value_of(&self, rec: &[u8], offset: u64, user_key: &[u8], out: &mut Vec<u8>) -> Result<()> {
         let view = format::parse_record(rec).map_err(|why| self.corrupt(offset, why))?;
         if rec.get(view.key.clone()) != Some(user_key) {
             return Err(self.corrupt(offset, "record belongs to a different key"));
         }
         if view.flags & FLAG_COMPRESSED == 0 {
-            return Ok(rec.get(view.stored.clone()).unwrap_or_default().to_vec());
+            out.clear();
+            out.extend_from_slice(rec.get(view.stored.clone()).unwrap_or_default());
+            return Ok(());
         }
-        self.decompress(rec, &view, offset)
+        *out = self.decompress(rec, &view, offset)?;
+        Ok(())
     }
 
     fn check_pointer(&self, ptr: &BlobPointer) -> Result<()> {

@@ -249,7 +249,7 @@ impl DbIterator {
                 Ok(true)
             }
             ValueKind::Blob => {
-                self.value = self.db.read_blob(&self.key, self.iter.value())?;
+                self.db.read_blob_into(&self.key, self.iter.value(), &mut self.value)?;
                 Ok(true)
             }
             ValueKind::Merge => {

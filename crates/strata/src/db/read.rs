@@ -135,10 +135,17 @@ impl DbInner {
 
     /// Reads the value an encoded blob pointer refers to.
     pub(crate) fn read_blob(&self, user_key: &[u8], encoded: &[u8]) -> Result<Vec<u8>> {
+        let mut out = Vec::new();
+        self.read_blob_into(user_key, encoded, &mut out)?;
+        Ok(out)
+    }
+
+    /// Reads the value an encoded blob pointer refers to into `out`, reusing its allocation.
+    pub(crate) fn read_blob_into(&self, user_key: &[u8], encoded: &[u8], out: &mut Vec<u8>) -> Result<()> {
         let ptr = BlobPointer::decode(encoded)?;
         let reader = self.table_cache.blob(ptr.file_number)?;
         self.stats.blob_reads.fetch_add(1, Ordering::Relaxed);
-        reader.get(&ptr, user_key)
+        reader.get_into(&ptr, user_key, out)
     }
 
     /// Applies merge operands (oldest first) to `base` with the configured operator.
