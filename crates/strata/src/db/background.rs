@@ -295,8 +295,10 @@ impl DbInner {
             let mut bg = self.bg.lock();
             let tables: Vec<u64> = std::mem::take(&mut bg.obsolete_tables);
             let blobs: Vec<u64> = std::mem::take(&mut bg.obsolete_blobs);
-            let (dead_t, keep_t): (Vec<u64>, Vec<u64>) = tables.into_iter().partition(|n| !live_tables.contains(n));
-            let (dead_b, keep_b): (Vec<u64>, Vec<u64>) = blobs.into_iter().partition(|n| !live_blobs.contains(n));
+            let (dead_t, keep_t): (Vec<u64>, Vec<u64>) =
+                tables.into_iter().partition(|n| !live_tables.contains(n));
+            let (dead_b, keep_b): (Vec<u64>, Vec<u64>) =
+                blobs.into_iter().partition(|n| !live_blobs.contains(n));
             bg.obsolete_tables = keep_t;
             bg.obsolete_blobs = keep_b;
             (dead_t, dead_b, v.log_number(), v.manifest_number())

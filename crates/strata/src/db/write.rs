@@ -168,7 +168,9 @@ impl DbInner {
             let span = (o.level0_stop_trigger - o.level0_slowdown_trigger).max(1) as f64;
             ((l0 - o.level0_slowdown_trigger) as f64 / span).max(f64::EPSILON)
         };
-        let pending = crate::compaction::picker::pending_compaction_bytes(&sv.version, o);
+        let pending = sv
+            .version
+            .pending_compaction_bytes(|v| crate::compaction::picker::pending_compaction_bytes(v, o));
         let pending_pressure = if pending < o.soft_pending_compaction_bytes {
             0.0
         } else {

@@ -6,7 +6,7 @@
 //! files are ordered by smallest key and their user-key ranges do not overlap.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use crate::error::{Error, Result};
 use crate::key;
@@ -38,6 +38,8 @@ pub struct Version {
     pub files: [Vec<Arc<FileMeta>>; NUM_LEVELS],
     /// Blob files by number.
     pub blob_files: BTreeMap<u64, Arc<BlobFileState>>,
+    /// Pending compaction bytes, computed once per version (every write checks it).
+    pending_bytes: OnceLock<u64>,
 }
 
 fn corrupt(msg: String) -> Error {
@@ -48,6 +50,7 @@ impl Version {
     /// Builds the version that results from applying `edit` to `self`.
     pub fn apply(&self, edit: &VersionEdit) -> Result<Version> {
         let mut next = self.clone();
+        next.pending_bytes = OnceLock::new();
         for &(level, number) in &edit.deleted_files {
             let files =
                 next.files.get_mut(level as usize).ok_or_else(|| corrupt(format!("level {level}")))?;
@@ -99,6 +102,11 @@ impl Version {
             }
         }
         Ok(())
+    }
+
+    /// `compute`'s result, computed on first use and kept for the life of this version.
+    pub fn pending_compaction_bytes(&self, compute: impl FnOnce(&Version) -> u64) -> u64 {
+        *self.pending_bytes.get_or_init(|| compute(self))
     }
 
     /// Total file bytes in `level`.
