@@ -204,7 +204,8 @@ fn json_output_is_one_object_per_line() {
     let d = db_flag(tmp.path());
     let get: serde_json::Value = serde_json::from_str(&ok(&["get", &d, "in-the-wal", "--json"])).unwrap();
     assert_eq!(get["value"], "walvalue");
-    let binary: serde_json::Value = serde_json::from_str(&ok(&["get", &d, "--hex", "00ff", "--json"])).unwrap();
+    let binary: serde_json::Value =
+        serde_json::from_str(&ok(&["get", &d, "--hex", "00ff", "--json"])).unwrap();
     assert_eq!(binary["value_hex"], "010203");
     let stats: serde_json::Value = serde_json::from_str(&ok(&["stats", &d, "--json"])).unwrap();
     assert_eq!(stats["levels"].as_array().unwrap().len(), 7);

@@ -51,7 +51,7 @@ pub fn show(bytes: &[u8], hex: bool) -> String {
 /// Parses hex with or without a `0x` prefix (`0x6131` or `6131`).
 pub fn parse_hex(s: &str) -> Result<Vec<u8>> {
     let digits = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")).unwrap_or(s);
-    if digits.len() % 2 != 0 {
+    if !digits.len().is_multiple_of(2) {
         bail!("{s:?} is not hex: odd number of digits");
     }
     (0..digits.len())
@@ -191,16 +191,16 @@ pub fn entry_json(
     put_bytes(&mut obj, "key", user_key, hex);
     obj.insert("seq".into(), seq.into());
     obj.insert("kind".into(), kind_name(kind).into());
-    match (kind, BlobPointer::decode(value)) {
-        (Some(ValueKind::Delete), _) => {}
-        (Some(ValueKind::Blob), Ok(p)) => {
-            let ptr = object([
-                ("file", p.file_number.into()),
-                ("offset", p.offset.into()),
-                ("size", p.size.into()),
-            ]);
-            obj.insert("blob".into(), Value::Object(ptr));
-        }
+    match kind {
+        Some(ValueKind::Delete) => {}
+        Some(ValueKind::Blob) => match BlobPointer::decode(value) {
+            Ok(p) => {
+                let ptr = [("file", p.file_number), ("offset", p.offset), ("size", p.size)];
+                obj.insert("blob".into(), Value::Object(object(ptr.map(|(k, v)| (k, v.into())))));
+            }
+            // A damaged pointer is shown as the bytes it is.
+            Err(_) => put_bytes(&mut obj, "value", value, hex),
+        },
         _ => put_bytes(&mut obj, "value", value, hex),
     }
     obj
