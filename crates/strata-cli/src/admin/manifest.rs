@@ -44,7 +44,9 @@ pub fn manifest_dump(args: OutputArgs, db: Option<&Path>, file: Option<&Path>) -
         Ok(())
     });
     out.flush()?;
-    result?;
+    if result? == 0 {
+        bail!("{}: no version edits (not a MANIFEST?)", path.display());
+    }
     print_version(&mut out, &version)?;
     out.flush()?;
     Ok(EXIT_OK)

@@ -16,15 +16,17 @@ use strata::wal::LogReader;
 use super::format::{entry_json, object, Out, OutputArgs, ARROW};
 use super::EXIT_OK;
 
-/// Calls `f(offset, payload)` for every logical record of the log file at `path`, in order.
-/// Stops at the first damaged record with an error naming the file and offset. A torn tail (an
-/// incomplete last record, normal after a crash) is reported on stderr, not as an error.
-pub fn for_each_record(path: &Path, mut f: impl FnMut(u64, &[u8]) -> Result<()>) -> Result<()> {
+/// Calls `f(offset, payload)` for every logical record of the log file at `path`, in order, and
+/// returns how many there were. Stops at the first damaged record with an error naming the file
+/// and offset. A torn tail (an incomplete last record, normal after a crash) is reported on
+/// stderr, not as an error.
+pub fn for_each_record(path: &Path, mut f: impl FnMut(u64, &[u8]) -> Result<()>) -> Result<u64> {
     let file = strata::fs::default_fs()
         .open_sequential(path)
         .with_context(|| format!("cannot open {}", path.display()))?;
     let mut reader = LogReader::new(file, false);
     let mut record = Vec::new();
+    let mut records = 0u64;
     loop {
         let more = reader.read_record_into(&mut record).with_context(|| {
             format!("{}: damaged record after offset {}", path.display(), reader.last_record_offset())
@@ -32,16 +34,25 @@ pub fn for_each_record(path: &Path, mut f: impl FnMut(u64, &[u8]) -> Result<()>)
         if !more {
             break;
         }
+        records += 1;
         f(reader.last_record_offset(), &record)?;
     }
-    if reader.tail_dropped_bytes() > 0 {
-        eprintln!(
-            "note: {}: {} bytes of an incomplete last record (torn tail) ignored",
-            path.display(),
-            reader.tail_dropped_bytes()
-        );
+    note_torn_tail(path, records, reader.tail_dropped_bytes());
+    Ok(records)
+}
+
+fn note_torn_tail(path: &Path, records: u64, dropped: u64) {
+    if dropped == 0 {
+        return;
     }
-    Ok(())
+    // With no complete record at all the file may not be a log; say so rather than fail, since
+    // a crash during the first write leaves exactly such a file.
+    let why = if records == 0 {
+        "no complete record (a torn first write, or not a log file)"
+    } else {
+        "an incomplete last record (a torn tail)"
+    };
+    eprintln!("note: {}: {dropped} bytes ignored: {why}", path.display());
 }
 
 /// Runs `wal-dump`.
