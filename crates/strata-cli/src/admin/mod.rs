@@ -1,0 +1,207 @@
+//! The admin commands of `strata` (modeled on RocksDB's `ldb` and `sst_dump`): their clap shape,
+//! how a database is opened for them, and their exit codes.
+//!
+//! Owns: the subcommand definitions and the rule that read-only commands open with
+//! `Db::open_read_only` or read files directly, so they never change the database directory.
+//! Must not: format bytes itself (`format.rs`) or implement a command (one file per group:
+//! `kv.rs` get/put/delete/scan/compact, `dump.rs` dump/load, `inspect.rs` stats/check, `sst.rs`,
+//! `manifest.rs`, `wal.rs` raw file dumps).
+
+mod dump;
+mod format;
+mod inspect;
+mod kv;
+mod manifest;
+mod sst;
+mod wal;
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+use clap::{Args, Subcommand};
+use strata::{Db, Options};
+
+pub use format::OutputArgs;
+
+/// Exit code for success (and `get` of a present key).
+pub const EXIT_OK: u8 = 0;
+/// Exit code for `get` of an absent key.
+pub const EXIT_NOT_FOUND: u8 = 1;
+/// Exit code for every error, and for `check` / `sst-dump --verify` finding damage.
+pub const EXIT_ERROR: u8 = 2;
+
+/// `--db=PATH`, the database directory.
+#[derive(Args, Debug, Clone)]
+pub struct DbArg {
+    /// The database directory.
+    #[arg(long, value_name = "PATH")]
+    pub db: PathBuf,
+}
+
+/// The admin subcommands; each is `strata <cmd> --db=PATH [--hex] [--json] ...`, or takes a FILE
+/// for the raw file dumps.
+#[derive(Subcommand, Debug)]
+pub enum AdminCommand {
+    /// Print the value of KEY (exit 1 if absent). Read-only.
+    Get {
+        #[command(flatten)]
+        db: DbArg,
+        #[command(flatten)]
+        out: OutputArgs,
+        /// The key (hex with --hex).
+        key: String,
+    },
+    /// Set KEY to VALUE. Writes.
+    Put {
+        #[command(flatten)]
+        db: DbArg,
+        #[command(flatten)]
+        out: OutputArgs,
+        /// Create the database if it does not exist.
+        #[arg(long)]
+        create_if_missing: bool,
+        /// The key (hex with --hex).
+        key: String,
+        /// The value (hex with --hex).
+        value: String,
+    },
+    /// Delete KEY (a no-op if absent). Writes.
+    Delete {
+        #[command(flatten)]
+        db: DbArg,
+        #[command(flatten)]
+        out: OutputArgs,
+        /// The key (hex with --hex).
+        key: String,
+    },
+    /// Print `key ==> value` for keys in a range. Read-only.
+    Scan {
+        #[command(flatten)]
+        db: DbArg,
+        #[command(flatten)]
+        out: OutputArgs,
+        #[command(flatten)]
+        range: kv::ScanArgs,
+    },
+    /// Print every key and value as `key ==> value` lines that `load` reads back. Read-only.
+    Dump {
+        #[command(flatten)]
+        db: DbArg,
+        #[command(flatten)]
+        out: OutputArgs,
+    },
+    /// Write the entries of a `dump` (text or --json lines) from stdin or --file. Writes.
+    Load {
+        #[command(flatten)]
+        db: DbArg,
+        #[command(flatten)]
+        out: OutputArgs,
+        /// Read the dump from this file instead of stdin.
+        #[arg(long, value_name = "FILE")]
+        file: Option<PathBuf>,
+        /// Create the database if it does not exist.
+        #[arg(long)]
+        create_if_missing: bool,
+    },
+    /// Per-level files and sizes, pending compaction bytes, cache usage, write amplification.
+    /// Read-only.
+    Stats {
+        #[command(flatten)]
+        db: DbArg,
+        #[command(flatten)]
+        out: OutputArgs,
+    },
+    /// Compact the key range [--from, --to] (whole database by default). Writes.
+    Compact {
+        #[command(flatten)]
+        db: DbArg,
+        #[command(flatten)]
+        out: OutputArgs,
+        /// First key of the range (inclusive; hex with --hex).
+        #[arg(long, value_name = "KEY")]
+        from: Option<String>,
+        /// Last key of the range (inclusive; hex with --hex).
+        #[arg(long, value_name = "KEY")]
+        to: Option<String>,
+    },
+    /// Verify every checksum of every live file; print each problem (exit 2 if any). Read-only.
+    Check {
+        #[command(flatten)]
+        db: DbArg,
+        #[command(flatten)]
+        out: OutputArgs,
+    },
+    /// Inspect one .sst file: summary and block sizes, optionally properties, entries, checksums.
+    /// Read-only.
+    SstDump {
+        #[command(flatten)]
+        out: OutputArgs,
+        #[command(flatten)]
+        args: sst::SstDumpArgs,
+    },
+    /// Print every version edit of the MANIFEST named by CURRENT (or of FILE). Read-only.
+    ManifestDump {
+        #[command(flatten)]
+        out: OutputArgs,
+        /// The database directory whose CURRENT names the MANIFEST.
+        #[arg(long, value_name = "PATH", required_unless_present = "file")]
+        db: Option<PathBuf>,
+        /// A MANIFEST file to read instead.
+        #[arg(conflicts_with = "db")]
+        file: Option<PathBuf>,
+    },
+    /// Print every record of a WAL (.log) file: sequence, count and each operation. Read-only.
+    WalDump {
+        #[command(flatten)]
+        out: OutputArgs,
+        /// The .log file.
+        file: PathBuf,
+    },
+}
+
+/// Runs one admin command; errors are printed by the caller and exit with [`EXIT_ERROR`].
+pub fn run(cmd: AdminCommand) -> Result<ExitCode> {
+    let code = match cmd {
+        AdminCommand::Get { db, out, key } => kv::get(&db.db, out, &key)?,
+        AdminCommand::Put { db, out, create_if_missing, key, value } => {
+            kv::put(open_writable(&db.db, create_if_missing)?, out, &key, &value)?
+        }
+        AdminCommand::Delete { db, out, key } => kv::delete(open_writable(&db.db, false)?, out, &key)?,
+        AdminCommand::Scan { db, out, range } => kv::scan(&open_read_only(&db.db)?, out, &range)?,
+        AdminCommand::Compact { db, out, from, to } => {
+            kv::compact(open_writable(&db.db, false)?, out, from.as_deref(), to.as_deref())?
+        }
+        AdminCommand::Dump { db, out } => dump::dump(&open_read_only(&db.db)?, out)?,
+        AdminCommand::Load { db, out, file, create_if_missing } => {
+            dump::load(open_writable(&db.db, create_if_missing)?, out, file.as_deref())?
+        }
+        AdminCommand::Stats { db, out } => inspect::stats(&db.db, out)?,
+        AdminCommand::Check { db, out } => inspect::check(&db.db, out)?,
+        AdminCommand::SstDump { out, args } => sst::sst_dump(out, &args)?,
+        AdminCommand::ManifestDump { out, db, file } => {
+            manifest::manifest_dump(out, db.as_deref(), file.as_deref())?
+        }
+        AdminCommand::WalDump { out, file } => wal::wal_dump(out, &file)?,
+    };
+    Ok(ExitCode::from(code))
+}
+
+/// Opens for reading without a lock and without touching the directory.
+fn open_read_only(path: &Path) -> Result<Db> {
+    Db::open_read_only(path, Options::default())
+        .with_context(|| format!("cannot open database {} read-only", path.display()))
+}
+
+/// Opens for writing (takes the lock). Uses default options: strata does not read its OPTIONS
+/// file back yet, so files written here use the default block size and compression.
+fn open_writable(path: &Path, create_if_missing: bool) -> Result<Db> {
+    let opts = Options { create_if_missing, ..Options::default() };
+    Db::open(path, opts).with_context(|| format!("cannot open database {}", path.display()))
+}
+
+/// Closes a writable database, surfacing a background error instead of dropping it silently.
+fn close(db: Db) -> Result<()> {
+    let path = db.path().to_path_buf();
+    db.close().with_context(|| format!("closing database {}", path.display()))
+}

@@ -1,0 +1,104 @@
+//! `wal-dump FILE`: every record of one write-ahead log, decoded as a write batch: its offset,
+//! first sequence number, operation count, and each operation's kind, key and value. Also owns
+//! the shared walk over a log-format file that `manifest-dump` reuses.
+//!
+//! Owns: presenting log records. Must not: open the database, skip damaged records silently, or
+//! write anything: the file is read once, sequentially, with the engine's `LogReader`.
+
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use serde_json::Value;
+use strata::batch::{decode_payload, OwnedRecord};
+use strata::key::ValueKind;
+use strata::wal::LogReader;
+
+use super::format::{entry_json, object, Out, OutputArgs, ARROW};
+use super::EXIT_OK;
+
+/// Calls `f(offset, payload)` for every logical record of the log file at `path`, in order, and
+/// returns how many there were. Stops at the first damaged record with an error naming the file
+/// and offset. A torn tail (an incomplete last record, normal after a crash) is reported on
+/// stderr, not as an error.
+pub fn for_each_record(path: &Path, mut f: impl FnMut(u64, &[u8]) -> Result<()>) -> Result<u64> {
+    let file = strata::fs::default_fs()
+        .open_sequential(path)
+        .with_context(|| format!("cannot open {}", path.display()))?;
+    let mut reader = LogReader::new(file, false);
+    let mut record = Vec::new();
+    let mut records = 0u64;
+    loop {
+        let more = reader.read_record_into(&mut record).with_context(|| {
+            format!("{}: damaged record after offset {}", path.display(), reader.last_record_offset())
+        })?;
+        if !more {
+            break;
+        }
+        records += 1;
+        f(reader.last_record_offset(), &record)?;
+    }
+    note_torn_tail(path, records, reader.tail_dropped_bytes());
+    Ok(records)
+}
+
+fn note_torn_tail(path: &Path, records: u64, dropped: u64) {
+    if dropped == 0 {
+        return;
+    }
+    // With no complete record at all the file may not be a log; say so rather than fail, since
+    // a crash during the first write leaves exactly such a file.
+    let why = if records == 0 {
+        "no complete record (a torn first write, or not a log file)"
+    } else {
+        "an incomplete last record (a torn tail)"
+    };
+    eprintln!("note: {}: {dropped} bytes ignored: {why}", path.display());
+}
+
+/// Runs `wal-dump`.
+pub fn wal_dump(args: OutputArgs, path: &Path) -> Result<u8> {
+    let mut out = Out::new(args);
+    let result = for_each_record(path, |offset, payload| {
+        let (seq, ops) = decode_payload(payload)
+            .with_context(|| format!("{}: record at offset {offset} is not a write batch", path.display()))?;
+        print_record(&mut out, offset, seq, &ops)
+    });
+    // Records decoded before a damaged one are still worth seeing, so flush before failing.
+    out.flush()?;
+    result?;
+    Ok(EXIT_OK)
+}
+
+fn kind_label(kind: ValueKind) -> &'static str {
+    match kind {
+        ValueKind::Delete => "DELETE",
+        ValueKind::Put => "PUT",
+        ValueKind::Merge => "MERGE",
+        ValueKind::Blob => "BLOB",
+    }
+}
+
+/// One batch: a header line, then one line per operation with the sequence it was given
+/// (the batch's first sequence plus its index).
+fn print_record(out: &mut Out, offset: u64, seq: u64, ops: &[OwnedRecord]) -> Result<()> {
+    if out.json {
+        let list = ops
+            .iter()
+            .zip(seq..)
+            .map(|((kind, k, v), s)| Value::Object(entry_json(out.hex, k, s, Some(*kind), v)));
+        let list: Vec<Value> = list.collect();
+        return out.json(object([
+            ("offset", offset.into()),
+            ("sequence", seq.into()),
+            ("count", ops.len().into()),
+            ("ops", Value::Array(list)),
+        ]));
+    }
+    out.line(&format!("offset {offset}: sequence {seq}, count {}", ops.len()))?;
+    for ((kind, k, v), s) in ops.iter().zip(seq..) {
+        let value =
+            if *kind == ValueKind::Delete { String::new() } else { format!("{ARROW}{}", out.show(v)) };
+        out.line(&format!("  {} seq:{s} {}{value}", kind_label(*kind), out.show(k)))?;
+    }
+    Ok(())
+}

@@ -1,0 +1,275 @@
+//! The admin commands through the real `strata` binary on real databases in temp directories:
+//! round trips, exit codes, JSON output, corruption reports, and that read-only commands leave
+//! the directory byte-identical.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use strata::{Db, Options, WriteOptions};
+
+struct Run {
+    code: i32,
+    out: String,
+    err: String,
+}
+
+fn strata_with_input(args: &[&str], stdin: &[u8]) -> Run {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_strata"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(stdin).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    Run { code: out.status.code().unwrap_or(-1), out: text(&out.stdout), err: text(&out.stderr) }
+}
+
+fn strata(args: &[&str]) -> Run {
+    strata_with_input(args, b"")
+}
+
+/// Runs and insists on exit 0.
+fn ok(args: &[&str]) -> String {
+    let r = strata(args);
+    assert_eq!(r.code, 0, "strata {args:?}\nstdout: {}\nstderr: {}", r.out, r.err);
+    r.out
+}
+
+fn db_flag(dir: &Path) -> String {
+    format!("--db={}", dir.display())
+}
+
+/// A database with every kind of file: SSTs (two flushes), a blob file (values >= 64 bytes),
+/// and a WAL holding writes made after the last flush.
+fn populated_db(dir: &Path) {
+    let opts = Options { min_blob_size: 64, ..Options::default() };
+    let db = Db::open(dir, opts).unwrap();
+    let w = WriteOptions::default();
+    for i in 0..500u32 {
+        let value = if i % 2 == 0 { vec![b'v'; 100] } else { format!("small{i}").into_bytes() };
+        db.put(&w, format!("key{i:04}").as_bytes(), &value).unwrap();
+    }
+    db.flush().unwrap();
+    db.delete(&w, b"key0001").unwrap();
+    db.put(&w, b"flushed-twice", b"yes").unwrap();
+    db.flush().unwrap();
+    db.put(&w, b"in-the-wal", b"walvalue").unwrap();
+    db.put(&w, &[0, 0xff], &[1, 2, 3]).unwrap();
+    db.close().unwrap();
+}
+
+/// Every file name and its bytes.
+fn snapshot(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap())
+        .map(|e| (e.file_name().to_string_lossy().into_owned(), std::fs::read(e.path()).unwrap()))
+        .collect()
+}
+
+fn files_with_ext(dir: &Path, ext: &str) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == ext))
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn put_get_scan_dump_and_load_round_trip() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
+    let (da, db) = (db_flag(&a), db_flag(&b));
+    assert_eq!(ok(&["put", &da, "--create-if-missing", "apple", "red"]), "OK\n");
+    ok(&["put", &da, "banana", "yellow fruit"]);
+    ok(&["put", &da, "--hex", "0x00ff", "0a0b"]);
+    ok(&["put", &da, "0xnot-hex", "a ==> b"]);
+    ok(&["put", &da, "gone", "soon"]);
+    ok(&["delete", &da, "gone"]);
+
+    assert_eq!(ok(&["get", &da, "apple"]), "red\n");
+    assert_eq!(ok(&["get", &da, "--hex", "00ff"]), "0x0a0b\n");
+    assert_eq!(ok(&["get", &da, "--hex", "6170706c65"]), "0x726564\n");
+    let scan = ok(&["scan", &da]);
+    assert_eq!(
+        scan,
+        "0x00ff ==> 0x0a0b\n0x30786e6f742d686578 ==> 0x61203d3d3e2062\napple ==> red\nbanana ==> yellow fruit\n"
+    );
+    assert_eq!(ok(&["scan", &da, "--from=apple", "--to=banana"]), "apple ==> red\n");
+    assert_eq!(ok(&["scan", &da, "--prefix=ban"]), "banana ==> yellow fruit\n");
+    assert_eq!(ok(&["scan", &da, "--reverse", "--limit=2"]), "banana ==> yellow fruit\napple ==> red\n");
+
+    let dump = ok(&["dump", &da]);
+    assert_eq!(dump, scan, "dump uses the scan line format");
+    let loaded = strata_with_input(&["load", &db, "--create-if-missing"], dump.as_bytes());
+    assert_eq!(loaded.code, 0, "{}", loaded.err);
+    assert_eq!(ok(&["dump", &db]), dump, "the copy dumps the same");
+
+    // The JSON dump loads too, into a third database, from --file.
+    let json_dump = tmp.path().join("dump.jsonl");
+    std::fs::write(&json_dump, ok(&["dump", &da, "--json"])).unwrap();
+    let c = db_flag(&tmp.path().join("c"));
+    let file_flag = format!("--file={}", json_dump.display());
+    ok(&["load", &c, "--create-if-missing", &file_flag]);
+    assert_eq!(ok(&["dump", &c]), dump);
+}
+
+#[test]
+fn get_of_a_missing_key_exits_1() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = db_flag(tmp.path());
+    ok(&["put", &d, "--create-if-missing", "k", "v"]);
+    let r = strata(&["get", &d, "absent"]);
+    assert_eq!(r.code, 1);
+    assert!(r.out.is_empty());
+    assert!(r.err.contains("NotFound") && r.err.contains("absent"), "{}", r.err);
+}
+
+#[test]
+fn a_bad_path_exits_2_naming_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let missing = tmp.path().join("no-such-db");
+    let d = db_flag(&missing);
+    for args in [vec!["get", &d, "k"], vec!["scan", &d], vec!["check", &d], vec!["manifest-dump", &d]] {
+        let r = strata(&args);
+        assert_eq!(r.code, 2, "{args:?}");
+        assert!(r.err.contains("no-such-db"), "{args:?}: {}", r.err);
+    }
+    assert!(!missing.exists(), "a read-only command must not create the directory");
+    let r = strata(&["put", &d, "k", "v"]);
+    assert_eq!(r.code, 2);
+    assert!(r.err.contains("no-such-db"), "{}", r.err);
+    let r = strata(&["sst-dump", "/nonexistent/000001.sst"]);
+    assert_eq!(r.code, 2);
+    assert!(r.err.contains("/nonexistent/000001.sst"), "{}", r.err);
+    let r = strata(&["get", &d, "--hex", "zz"]);
+    assert_eq!(r.code, 2);
+}
+
+/// Every read-only command, on the files of one populated database.
+fn read_only_invocations(dir: &Path) -> Vec<Vec<String>> {
+    let d = db_flag(dir);
+    let sst = files_with_ext(dir, "sst")[0].display().to_string();
+    let wal = files_with_ext(dir, "log")[0].display().to_string();
+    let mut runs: Vec<Vec<&str>> = vec![
+        vec!["get", &d, "key0002"],
+        vec!["get", &d, "in-the-wal"],
+        vec!["scan", &d],
+        vec!["scan", &d, "--reverse", "--prefix=key00"],
+        vec!["dump", &d],
+        vec!["stats", &d],
+        vec!["check", &d],
+        vec!["sst-dump", &sst, "--show-properties", "--show-blocks", "--scan", "--verify"],
+        vec!["manifest-dump", &d],
+        vec!["wal-dump", &wal],
+    ];
+    let with_json: Vec<Vec<&str>> = runs.iter().map(|r| [r.as_slice(), &["--json"]].concat()).collect();
+    runs.extend(with_json);
+    runs.into_iter().map(|r| r.into_iter().map(String::from).collect()).collect()
+}
+
+#[test]
+fn read_only_commands_leave_the_directory_byte_identical() {
+    let tmp = tempfile::tempdir().unwrap();
+    populated_db(tmp.path());
+    let before = snapshot(tmp.path());
+    for args in read_only_invocations(tmp.path()) {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        ok(&args);
+        assert_eq!(snapshot(tmp.path()), before, "strata {args:?} changed the directory");
+    }
+}
+
+#[test]
+fn json_output_is_one_object_per_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    populated_db(tmp.path());
+    for args in read_only_invocations(tmp.path()).into_iter().filter(|a| a.contains(&"--json".to_string())) {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = ok(&args);
+        assert!(!out.is_empty(), "{args:?}");
+        for line in out.lines() {
+            let v: serde_json::Value =
+                serde_json::from_str(line).unwrap_or_else(|e| panic!("{args:?}: {e}: {line}"));
+            assert!(v.is_object(), "{args:?}: {line}");
+        }
+    }
+    let d = db_flag(tmp.path());
+    let get: serde_json::Value = serde_json::from_str(&ok(&["get", &d, "in-the-wal", "--json"])).unwrap();
+    assert_eq!(get["value"], "walvalue");
+    let binary: serde_json::Value =
+        serde_json::from_str(&ok(&["get", &d, "--hex", "00ff", "--json"])).unwrap();
+    assert_eq!(binary["value_hex"], "010203");
+    let stats: serde_json::Value = serde_json::from_str(&ok(&["stats", &d, "--json"])).unwrap();
+    assert_eq!(stats["levels"].as_array().unwrap().len(), 7);
+    assert!(stats["total_sst_files_size"].as_u64().unwrap() > 0);
+    assert!(stats["pending_compaction_bytes"].is_u64() && stats["block_cache_usage"].is_u64());
+}
+
+#[test]
+fn check_passes_a_healthy_database_and_names_a_damaged_table() {
+    let tmp = tempfile::tempdir().unwrap();
+    populated_db(tmp.path());
+    let d = db_flag(tmp.path());
+    let out = ok(&["check", &d]);
+    assert!(out.contains(": OK"), "{out}");
+
+    let sst = files_with_ext(tmp.path(), "sst")[0].clone();
+    let mut bytes = std::fs::read(&sst).unwrap();
+    bytes[50] ^= 0x40;
+    std::fs::write(&sst, bytes).unwrap();
+    let name = sst.file_name().unwrap().to_string_lossy().into_owned();
+    let r = strata(&["check", &d]);
+    assert_eq!(r.code, 2, "{}", r.out);
+    assert!(r.out.contains(&format!("CORRUPT {name}")), "{}", r.out);
+    assert!(r.err.contains(&name), "{}", r.err);
+    let r = strata(&["sst-dump", &sst.display().to_string(), "--verify"]);
+    assert_eq!(r.code, 2, "{}", r.out);
+    assert!(r.out.contains("verify: CORRUPT") && r.err.contains(&name), "{}\n{}", r.out, r.err);
+}
+
+#[test]
+fn file_dumps_show_what_was_written() {
+    let tmp = tempfile::tempdir().unwrap();
+    populated_db(tmp.path());
+    let ssts = files_with_ext(tmp.path(), "sst");
+    let sst_out: String = ssts
+        .iter()
+        .map(|p| ok(&["sst-dump", &p.display().to_string(), "--scan", "--show-properties"]))
+        .collect();
+    assert!(sst_out.contains("key0003 seq:4 kind:put ==> small3"), "{sst_out}");
+    assert!(sst_out.contains("key0000 seq:1 kind:blob ==> blob(file="), "{sst_out}");
+    assert!(sst_out.contains("key0001 seq:501 kind:delete\n"), "{sst_out}");
+    assert!(sst_out.contains("strata.num_entries: 500"), "{sst_out}");
+    assert!(sst_out.contains("data blocks: "), "{sst_out}");
+
+    let manifest = ok(&["manifest-dump", &db_flag(tmp.path())]);
+    assert!(manifest.contains("comparator: strata.BytewiseComparator"), "{manifest}");
+    assert!(manifest.contains("add file: level 0 #"), "{manifest}");
+    assert!(manifest.contains("[key0000@1:Blob .. key0499@500:Put]"), "{manifest}");
+    assert!(manifest.contains("add blob file: #"), "{manifest}");
+
+    let wal = files_with_ext(tmp.path(), "log").last().unwrap().display().to_string();
+    let wal_out = ok(&["wal-dump", &wal]);
+    assert!(wal_out.contains("PUT seq:503 in-the-wal ==> walvalue"), "{wal_out}");
+    assert!(wal_out.contains("PUT seq:504 0x00ff ==> 0x010203"), "{wal_out}");
+}
+
+#[test]
+fn compact_merges_level_0_into_one_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    populated_db(tmp.path());
+    let d = db_flag(tmp.path());
+    let before = ok(&["dump", &d]);
+    ok(&["compact", &d]);
+    assert_eq!(ok(&["dump", &d]), before, "compaction keeps the data");
+    let stats: serde_json::Value = serde_json::from_str(&ok(&["stats", &d, "--json"])).unwrap();
+    assert_eq!(stats["levels"][0]["files"], 0, "{stats}");
+}
