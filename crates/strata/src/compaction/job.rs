@@ -82,30 +82,68 @@ pub(crate) fn run(db: &DbInner, input: &mut dyn InternalIterator, spec: &OutputS
 }
 
 impl Job<'_> {
+    /// Walks the input one user key at a time. Without snapshots the newest version of a key
+    /// decides alone unless it is a merge operand, so it is written straight from the input
+    /// (no copy) and older versions are dropped as they pass; otherwise (snapshots, merges) the
+    /// key's versions are collected and `retention` decides.
     fn consume(&mut self, input: &mut dyn InternalIterator) -> Result<()> {
         input.seek_to_first();
+        let fast = self.spec.snapshots.is_empty();
         let mut user_key: Vec<u8> = Vec::new();
         let mut versions: Vec<Entry> = Vec::new();
+        let mut decided = false; // the current key's newest version was handled on the fast path
+        let mut started = false;
         while input.valid() {
             let parsed = key::parse(input.key())
                 .ok_or_else(|| Error::corruption("undecodable key in compaction input"))?;
-            if parsed.user_key != user_key.as_slice() && !versions.is_empty() {
-                self.process(&user_key, std::mem::take(&mut versions))?;
+            self.out.entries_in += 1;
+            let same_key = started && parsed.user_key == user_key.as_slice();
+            if !same_key {
+                if !versions.is_empty() {
+                    self.process(&user_key, std::mem::take(&mut versions))?;
+                }
                 if self.db.closing.load(Ordering::Relaxed) {
                     return Err(Error::Closed);
                 }
-            }
-            if versions.is_empty() {
                 user_key.clear();
                 user_key.extend_from_slice(parsed.user_key);
+                started = true;
+                decided = fast && parsed.kind != ValueKind::Merge;
+                if decided {
+                    self.decide_newest(&user_key, parsed.seq, parsed.kind, input.value())?;
+                    input.next();
+                    continue;
+                }
+            } else if decided {
+                if parsed.kind == ValueKind::Blob {
+                    self.add_garbage(input.value())?;
+                }
+                input.next();
+                continue;
             }
             versions.push(Entry { seq: parsed.seq, kind: parsed.kind, value: input.value().to_vec() });
-            self.out.entries_in += 1;
             input.next();
         }
         input.status()?;
         if !versions.is_empty() {
             self.process(&user_key, versions)?;
+        }
+        Ok(())
+    }
+
+    /// The fast path: with no snapshots, the newest version of a key (not a merge operand) is the
+    /// only one that survives; a tombstone with nothing below it survives neither.
+    fn decide_newest(&mut self, user_key: &[u8], seq: u64, kind: ValueKind, value: &[u8]) -> Result<()> {
+        self.cut_table_if_full()?;
+        if kind == ValueKind::Delete && self.spec.bottommost {
+            return Ok(());
+        }
+        self.emit(user_key, seq, kind, value)
+    }
+
+    fn cut_table_if_full(&mut self) -> Result<()> {
+        if self.table.as_ref().is_some_and(|(_, b)| b.estimated_file_size() >= self.spec.max_file_size) {
+            self.finish_table()?;
         }
         Ok(())
     }
@@ -121,11 +159,9 @@ impl Job<'_> {
         for ptr in &outcome.dropped_blobs {
             self.add_garbage(ptr)?;
         }
-        if self.table.as_ref().is_some_and(|(_, b)| b.estimated_file_size() >= self.spec.max_file_size) {
-            self.finish_table()?;
-        }
+        self.cut_table_if_full()?;
         for entry in outcome.kept {
-            self.emit(user_key, entry)?;
+            self.emit(user_key, entry.seq, entry.kind, &entry.value)?;
         }
         Ok(())
     }
@@ -138,23 +174,26 @@ impl Job<'_> {
         Ok(())
     }
 
-    fn emit(&mut self, user_key: &[u8], entry: Entry) -> Result<()> {
+    fn emit(&mut self, user_key: &[u8], seq: u64, kind: ValueKind, value: &[u8]) -> Result<()> {
         let min_blob = self.db.opts.min_blob_size;
-        let (kind, value) = match entry.kind {
-            ValueKind::Put if min_blob > 0 && entry.value.len() >= min_blob => {
-                (ValueKind::Blob, self.write_blob(user_key, &entry.value)?)
+        let separated;
+        let (kind, value) = match kind {
+            ValueKind::Put if min_blob > 0 && value.len() >= min_blob => {
+                separated = self.write_blob(user_key, value)?;
+                (ValueKind::Blob, separated.as_slice())
             }
-            ValueKind::Blob if self.should_relocate(&entry.value)? => {
-                let value = self.db.read_blob(user_key, &entry.value)?;
-                self.add_garbage(&entry.value)?;
-                (ValueKind::Blob, self.write_blob(user_key, &value)?)
+            ValueKind::Blob if self.should_relocate(value)? => {
+                let live = self.db.read_blob(user_key, value)?;
+                self.add_garbage(value)?;
+                separated = self.write_blob(user_key, &live)?;
+                (ValueKind::Blob, separated.as_slice())
             }
-            _ => (entry.kind, entry.value),
+            _ => (kind, value),
         };
         self.key_buf.clear();
-        key::append_internal_key(&mut self.key_buf, user_key, entry.seq, kind as u8);
+        key::append_internal_key(&mut self.key_buf, user_key, seq, kind as u8);
         let key_buf = std::mem::take(&mut self.key_buf);
-        let added = self.table_builder().and_then(|b| b.add(&key_buf, &value));
+        let added = self.table_builder().and_then(|b| b.add(&key_buf, value));
         self.key_buf = key_buf;
         added?;
         self.out.entries_out += 1;
