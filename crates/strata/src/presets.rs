@@ -95,7 +95,8 @@ impl FromStr for Preset {
     /// Accepts the names `balanced`, `bulk_load`, `read_heavy`, `low_memory` (case-insensitive,
     /// `-` or `_`, also the CamelCase variant names).
     fn from_str(s: &str) -> Result<Preset> {
-        let norm: String = s.chars().filter(|c| *c != '_' && *c != '-').flat_map(char::to_lowercase).collect();
+        let norm: String =
+            s.chars().filter(|c| *c != '_' && *c != '-').flat_map(char::to_lowercase).collect();
         Preset::ALL.into_iter().find(|p| p.name().replace('_', "") == norm).ok_or_else(|| {
             let names: Vec<&str> = Preset::ALL.iter().map(|p| p.name()).collect();
             Error::InvalidArgument(format!("unknown preset {s:?} (expected one of {})", names.join(", ")))

@@ -169,7 +169,8 @@ fn parse_bool(v: &str) -> std::result::Result<bool, String> {
 
 /// An unsigned integer, optionally with a binary K/M/G/T suffix as RocksDB accepts (`64M`).
 fn parse_u64(v: &str) -> std::result::Result<u64, String> {
-    let bad = || format!("invalid value {v:?} (expected an unsigned integer, optionally with a K/M/G/T suffix)");
+    let bad =
+        || format!("invalid value {v:?} (expected an unsigned integer, optionally with a K/M/G/T suffix)");
     let (digits, shift) = match v.chars().last().map(|c| c.to_ascii_uppercase()) {
         Some('K') => (&v[..v.len() - 1], 10),
         Some('M') => (&v[..v.len() - 1], 20),
