@@ -49,9 +49,7 @@ fn non_default() -> Options {
 
 #[test]
 fn render_parse_render_is_identical() {
-    for opts in [Options::default(), non_default()]
-        .into_iter()
-        .chain(Preset::ALL.iter().map(|p| p.options()))
+    for opts in [Options::default(), non_default()].into_iter().chain(Preset::ALL.iter().map(|p| p.options()))
     {
         let text = opts.to_ini_string();
         let parsed = Options::from_ini_str(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
@@ -97,13 +95,16 @@ fn bad_values_name_the_line_and_option() {
     // Parses, but validate() rejects it: still reported at its line.
     let msg = invalid(Options::from_ini_str("[CFOptions \"default\"]\n\nwrite_buffer_size=1024\n"));
     assert!(msg.starts_with("line 3: write_buffer_size:"), "{msg}");
-    let msg = invalid(Options::from_ini_str("[CFOptions \"default\"]\nwrite_buffer_size=99999999999999999999\n"));
+    let msg =
+        invalid(Options::from_ini_str("[CFOptions \"default\"]\nwrite_buffer_size=99999999999999999999\n"));
     assert!(msg.contains("line 2: write_buffer_size:"), "{msg}");
 }
 
 #[test]
 fn structural_errors_are_reported() {
-    let msg = invalid(Options::from_ini_str("[DBOptions]\ncache_size=1\n[TableOptions/BlockBasedTable \"default\"]\n"));
+    let msg = invalid(Options::from_ini_str(
+        "[DBOptions]\ncache_size=1\n[TableOptions/BlockBasedTable \"default\"]\n",
+    ));
     assert!(msg.starts_with("line 3: unknown section [TableOptions/BlockBasedTable \"default\"]"), "{msg}");
     let msg = invalid(Options::from_ini_str("[CFOptions \"users\"]\n"));
     assert!(msg.contains("line 1: unknown section"), "{msg}");
@@ -148,7 +149,10 @@ fn with_ini_str_keeps_a_custom_merge_operator_of_the_same_name() {
     let name = base.merge_operator.as_ref().unwrap().name().to_string();
     let text = format!("[CFOptions \"default\"]\nmerge_operator={name}\n");
     let o = base.clone().with_ini_str(&text).unwrap();
-    assert!(std::sync::Arc::ptr_eq(o.merge_operator.as_ref().unwrap(), base.merge_operator.as_ref().unwrap()));
+    assert!(std::sync::Arc::ptr_eq(
+        o.merge_operator.as_ref().unwrap(),
+        base.merge_operator.as_ref().unwrap()
+    ));
 }
 
 #[test]
@@ -170,8 +174,10 @@ fn presets_validate_and_differ() {
 }
 
 fn names(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> =
-        std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
     v.sort();
     v
 }
@@ -194,7 +200,9 @@ fn log_file_records_flushes_and_compactions() {
     db.compact_range(None, None).unwrap();
     let log = std::fs::read_to_string(dir.path().join("LOG")).unwrap();
     assert!(log.contains("[INFO] Options.write_buffer_size: "), "{log}");
-    for event in ["\"event\":\"flush_started\"", "\"event\":\"flush_finished\"", "\"event\":\"compaction_finished\""] {
+    for event in
+        ["\"event\":\"flush_started\"", "\"event\":\"flush_finished\"", "\"event\":\"compaction_finished\""]
+    {
         assert!(log.contains(event), "{event} missing:\n{log}");
     }
     // RocksDB-like line prefix: 2026/11/22-03:04:05.123456 [INFO]
@@ -203,7 +211,9 @@ fn log_file_records_flushes_and_compactions() {
         assert_eq!(time.as_bytes()[4], b'/', "{line}");
         assert_eq!(time.as_bytes()[10], b'-', "{line}");
         assert_eq!(time.as_bytes()[19], b'.', "{line}");
-        assert!(rest.starts_with(" [INFO] ") || rest.starts_with(" [WARN] ") || rest.starts_with(" [ERROR] "));
+        assert!(
+            rest.starts_with(" [INFO] ") || rest.starts_with(" [WARN] ") || rest.starts_with(" [ERROR] ")
+        );
     }
     let flush = log.lines().find(|l| l.contains("flush_finished")).unwrap();
     let json = &flush[flush.find("EVENT_LOG_v1 ").unwrap() + 13..];

@@ -235,7 +235,7 @@ impl InfoLog {
             }
         }
         let needs_rotation =
-            st.file.as_ref().is_some_and(|f| f.len() > 0 && f.len() + line.len() as u64 > self.max_size);
+            st.file.as_ref().is_some_and(|f| !f.is_empty() && f.len() + line.len() as u64 > self.max_size);
         if needs_rotation {
             self.start_new_file(&mut st);
         }
@@ -335,7 +335,8 @@ impl DbInner {
         self.log(Level::Info, format_args!("DB path: {}", self.dir.display()));
         for line in super::options_file::render(&self.opts).lines() {
             let line = line.trim();
-            if let Some((k, v)) = line.split_once('=') {
+            let Some((k, v)) = line.split_once('=') else { continue };
+            if k != "strata_version" && k != "options_file_version" {
                 self.log(Level::Info, format_args!("Options.{k}: {v}"));
             }
         }
