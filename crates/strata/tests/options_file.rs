@@ -316,3 +316,30 @@ fn histograms_count_operations_and_prometheus_names_metrics() {
         }
     }
 }
+
+#[test]
+fn a_failing_log_never_fails_user_operations() {
+    use std::sync::Arc;
+    use strata_testkit::{FaultFs, MemFs, Op, Rule, When};
+    let fault = Arc::new(FaultFs::new(Arc::new(MemFs::new())));
+    // Every append to the LOG fails.
+    fault.add_rule(Rule::new(Op::Write).when(When::Always).on_path("/db/LOG"));
+    let opts = Options { fs: fault.clone(), ..Options::default() };
+    let db = Db::open("/db", opts.clone()).unwrap();
+    for round in 0..3 {
+        fill_and_flush(&db, round);
+    }
+    db.compact_range(None, None).unwrap();
+    assert_eq!(db.get(&ReadOptions::new(), b"k002-049").unwrap().as_deref(), Some(&b"value"[..]));
+    db.close().unwrap();
+    assert!(!fault.injected().is_empty());
+    // Now the LOG cannot even be rotated or created.
+    for op in [Op::Create, Op::Rename] {
+        fault.add_rule(Rule::new(op).when(When::Always).on_path("/db/LOG"));
+    }
+    let injected = fault.injected().len();
+    let db = Db::open("/db", opts).unwrap();
+    fill_and_flush(&db, 9);
+    db.close().unwrap();
+    assert!(fault.injected().len() > injected);
+}

@@ -415,6 +415,39 @@ mod tests {
     use super::*;
 
     #[test]
+    fn stalls_and_background_errors_reach_the_log_and_counters() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = crate::Db::open(dir.path(), crate::Options::default()).unwrap();
+        let inner = &db.inner;
+        let sv = inner.super_version.load_full();
+        inner.report_stall(&sv, true, Duration::from_millis(5));
+        inner.report_stall(&sv, true, Duration::from_millis(5));
+        inner.report_stall(&sv, false, Duration::from_millis(2));
+        inner.log_background_error("flush", &"disk on fire");
+        let st = &inner.stats;
+        assert_eq!(st.stall_pending_bytes_micros.load(Ordering::Relaxed), 12_000);
+        assert_eq!(st.stall_level0_micros.load(Ordering::Relaxed), 0);
+        let log = std::fs::read_to_string(dir.path().join(LOG_NAME)).unwrap();
+        // The repeated stop within a second is counted but logged once.
+        assert_eq!(
+            log.matches("Stopping writes because of estimated pending compaction bytes").count(),
+            1,
+            "{log}"
+        );
+        assert_eq!(log.matches("Stalling writes because").count(), 1, "{log}");
+        assert_eq!(log.matches("\"event\":\"write_stall\"").count(), 2, "{log}");
+        assert!(log.contains("[ERROR] Background error in flush: disk on fire"), "{log}");
+        assert!(log.contains("\"event\":\"background_error\",\"what\":\"flush\""), "{log}");
+        let prom = db.property("strata.prometheus").unwrap();
+        assert!(
+            prom.contains(
+                "strata_write_stall_reason_seconds_total{reason=\"pending_compaction_bytes\"} 0.012"
+            ),
+            "{prom}"
+        );
+    }
+
+    #[test]
     fn formats_utc_times() {
         assert_eq!(format_time(0), "1970/01/01-00:00:00.000000");
         // 2024-02-29T23:59:58.000123Z
