@@ -114,6 +114,14 @@ pub struct Options {
     /// Skip WAL records that fail their checksum in the middle of the log instead of failing
     /// open (default false: such corruption is reported).
     pub skip_corrupted_wal_records: bool,
+    /// Write an info `LOG` file (flush, compaction, stall and error lines plus `EVENT_LOG_v1`
+    /// JSON events) in the database directory (default true). Read-only opens never write it.
+    pub info_log: bool,
+    /// The `LOG` file is rotated to `LOG.old.<micros>` once it would exceed this many bytes
+    /// (default 4 MiB).
+    pub max_log_file_size: u64,
+    /// Rotated `LOG.old.*` files kept; older ones are deleted (default 10).
+    pub keep_log_file_num: usize,
     /// The merge operator for `merge` (default none).
     pub merge_operator: Option<Arc<dyn MergeOperator>>,
     /// The filesystem all IO goes through.
@@ -158,6 +166,9 @@ impl Default for Options {
             max_background_jobs: 2,
             max_open_files: 1000,
             skip_corrupted_wal_records: false,
+            info_log: true,
+            max_log_file_size: 4 << 20,
+            keep_log_file_num: 10,
             merge_operator: None,
             fs: crate::fs::default_fs(),
         }
@@ -233,6 +244,9 @@ impl Options {
         }
         if self.max_open_files < 16 {
             return Err(invalid("max_open_files", "must be at least 16"));
+        }
+        if self.max_log_file_size < 1024 {
+            return Err(invalid("max_log_file_size", "must be at least 1 KiB"));
         }
         #[cfg(not(feature = "zstd"))]
         if self.compression_per_level.contains(&Compression::Zstd)

@@ -12,6 +12,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Instant;
 
+use super::info_log::{Event, Level};
 use super::{filenames, DbInner, SuperVersion};
 use crate::compaction::job::{self, OutputSpec, Outputs};
 use crate::compaction::picker::{self, Compaction};
@@ -74,6 +75,7 @@ impl Drop for Closer {
         for t in threads {
             let _ = t.join();
         }
+        self.inner.log(Level::Info, format_args!("Shutdown: background work stopped"));
         // After a failed WAL write or sync the log's tail is unknown: a sync now could not be
         // trusted and is not retried (docs/durability.md).
         if self.inner.background_error().is_none() && !self.inner.read_only {
@@ -99,6 +101,7 @@ pub(crate) fn start(inner: &Arc<DbInner>) -> Arc<Closer> {
     }
     inner.bg.lock().threads = threads;
     inner.bg_cv.notify_all();
+    inner.log_open();
     Arc::new(Closer { inner: Arc::clone(inner) })
 }
 
@@ -129,6 +132,7 @@ impl DbInner {
             if let Err(e) = result {
                 if !matches!(e, Error::Closed) {
                     tracing::error!(error = %e, what, "background job failed; database is now read-only");
+                    self.log_background_error(what, &e);
                     bg.error.get_or_insert(e);
                 }
             }
@@ -155,6 +159,7 @@ impl DbInner {
     /// Records a failure that makes the database read-only.
     pub(crate) fn set_background_error(&self, e: &Error, what: &str) {
         tracing::error!(error = %e, what, "database is now read-only");
+        self.log_background_error(what, e);
         self.bg.lock().error.get_or_insert_with(|| Error::Background(format!("{what}: {e}")));
         self.bg_cv.notify_all();
     }
@@ -175,6 +180,24 @@ impl DbInner {
             (Arc::clone(&e.mem), e.next_log)
         };
         let start = Instant::now();
+        let job_id = self.next_job_id();
+        tracing::info!(
+            target: "strata",
+            job = job_id,
+            entries = mem.num_entries(),
+            memtable_bytes = mem.approximate_memory_usage() as u64,
+            "flush started"
+        );
+        self.log(
+            Level::Info,
+            format_args!("[JOB {job_id}] Flushing memtable with {} entries", mem.num_entries()),
+        );
+        self.log_event(
+            Event::new(job_id, "flush_started")
+                .num("num_entries", mem.num_entries())
+                .num("num_deletes", mem.num_deletes())
+                .num("memory_usage", mem.approximate_memory_usage() as u64),
+        );
         let spec = OutputSpec {
             level: 0,
             max_file_size: u64::MAX,
@@ -194,11 +217,29 @@ impl DbInner {
             let imm = sv.imm.iter().filter(|m| !Arc::ptr_eq(m, &mem)).cloned().collect();
             SuperVersion { mem: Arc::clone(&sv.mem), imm, version }
         })?;
-        tracing::debug!(
+        let micros = start.elapsed().as_micros() as u64;
+        tracing::info!(
+            target: "strata",
+            job = job_id,
             tables = out.tables.len(),
             bytes = out.bytes_written,
-            ms = start.elapsed().as_millis() as u64,
-            "flush done"
+            duration_micros = micros,
+            "flush finished"
+        );
+        self.log(
+            Level::Info,
+            format_args!(
+                "[JOB {job_id}] Flush finished: {} tables, {} bytes in {micros} us",
+                out.tables.len(),
+                out.bytes_written
+            ),
+        );
+        self.log_event(
+            Event::new(job_id, "flush_finished")
+                .nums("output_files", out.tables.iter().map(|t| t.number))
+                .num("bytes_written", out.bytes_written)
+                .num("duration_micros", micros)
+                .nums("lsm_state", self.lsm_state()),
         );
         self.delete_obsolete_files();
         Ok(())
@@ -230,6 +271,43 @@ impl DbInner {
     /// Runs one compaction; `manual` relocates every blob file that holds any garbage.
     pub(crate) fn run_compaction(&self, c: &Compaction, manual: bool) -> Result<()> {
         let start = Instant::now();
+        let job_id = self.next_job_id();
+        let input_bytes = c.input_bytes();
+        tracing::info!(
+            target: "strata",
+            job = job_id,
+            level = c.level,
+            output_level = c.output_level,
+            inputs = c.inputs.len() + c.output_inputs.len(),
+            bytes_in = input_bytes,
+            trivial_move = c.trivial_move,
+            manual,
+            "compaction started"
+        );
+        self.log(
+            Level::Info,
+            format_args!(
+                "[JOB {job_id}] Compacting {}@{} + {}@{} files to L{}, {input_bytes} bytes{}",
+                c.inputs.len(),
+                c.level,
+                c.output_inputs.len(),
+                c.output_level,
+                c.output_level,
+                if c.trivial_move { " (trivial move)" } else { "" }
+            ),
+        );
+        self.log_event(
+            Event::new(job_id, "compaction_started")
+                .num("level", c.level as u64)
+                .num("output_level", c.output_level as u64)
+                .nums("files_L", c.inputs.iter().map(|f| f.number))
+                .nums("files_output_level", c.output_inputs.iter().map(|f| f.number))
+                .num("input_data_size", input_bytes)
+                .boolean("trivial_move", c.trivial_move)
+                .boolean("manual", manual),
+        );
+        let mut bytes_out = 0;
+        let mut output_files: Vec<u64> = Vec::new();
         let mut edit = VersionEdit::default();
         for (level, f) in c.all_inputs() {
             edit.deleted_files.push((level as u32, f.number));
@@ -250,6 +328,8 @@ impl DbInner {
             };
             let mut input = self.compaction_input(c)?;
             let out = job::run(self, &mut input, &spec)?;
+            bytes_out = out.bytes_written;
+            output_files.extend(out.tables.iter().map(|t| t.number));
             let out_edit = edit_for(&out, c.output_level);
             edit.new_files.extend(out_edit.new_files);
             edit.new_blob_files.extend(out_edit.new_blob_files);
@@ -264,12 +344,41 @@ impl DbInner {
             imm: sv.imm.clone(),
             version,
         })?;
-        tracing::debug!(
+        let micros = start.elapsed().as_micros() as u64;
+        if c.trivial_move {
+            output_files.extend(c.inputs.iter().map(|f| f.number));
+        }
+        tracing::info!(
+            target: "strata",
+            job = job_id,
             level = c.level,
             output_level = c.output_level,
-            trivial = c.trivial_move,
-            ms = start.elapsed().as_millis() as u64,
-            "compaction done"
+            bytes_in = if c.trivial_move { 0 } else { input_bytes },
+            bytes_out,
+            output_files = output_files.len(),
+            trivial_move = c.trivial_move,
+            duration_micros = micros,
+            "compaction finished"
+        );
+        self.log(
+            Level::Info,
+            format_args!(
+                "[JOB {job_id}] Compaction finished to L{}: {} files, {} bytes read, {bytes_out} bytes written in {micros} us{}",
+                c.output_level,
+                output_files.len(),
+                if c.trivial_move { 0 } else { input_bytes },
+                if c.trivial_move { " (trivial move)" } else { "" }
+            ),
+        );
+        self.log_event(
+            Event::new(job_id, "compaction_finished")
+                .num("output_level", c.output_level as u64)
+                .nums("output_files", output_files.iter().copied())
+                .num("bytes_read", if c.trivial_move { 0 } else { input_bytes })
+                .num("bytes_written", bytes_out)
+                .boolean("trivial_move", c.trivial_move)
+                .num("duration_micros", micros)
+                .nums("lsm_state", self.lsm_state()),
         );
         self.delete_obsolete_files();
         Ok(())
@@ -377,6 +486,7 @@ impl DbInner {
         self.bg_cv.notify_all();
         if let Err(e) = &result {
             if !matches!(e, Error::Closed) {
+                self.log_background_error("manual compaction", e);
                 bg.error.get_or_insert(e.duplicate());
             }
         }

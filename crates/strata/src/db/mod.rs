@@ -10,6 +10,7 @@
 mod background;
 mod db_iter;
 pub mod filenames;
+mod info_log;
 mod open;
 mod options_file;
 mod properties;
@@ -149,7 +150,10 @@ impl Db {
 
     /// The newest value of `key` visible to `opts.snapshot` (or the latest state).
     pub fn get(&self, opts: &ReadOptions, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        self.inner.get(opts, key)
+        let start = std::time::Instant::now();
+        let r = self.inner.get(opts, key);
+        self.inner.stats.get_latency.record(start.elapsed());
+        r
     }
 
     /// An iterator over the database as of `opts.snapshot` (or now), honouring bounds and prefix.
@@ -182,7 +186,9 @@ impl Db {
 
     /// A named property: `strata.stats`, `strata.levelstats`, `strata.num-files-at-level<N>`,
     /// `strata.estimate-pending-compaction-bytes`, `strata.block-cache-usage`,
-    /// `strata.total-sst-files-size`, `strata.total-blob-file-size`, `strata.background-error`.
+    /// `strata.total-sst-files-size`, `strata.total-blob-file-size`, `strata.background-error`,
+    /// `strata.num-snapshots`, `strata.histograms` (latency percentiles) and `strata.prometheus`
+    /// (counters, gauges and histograms in the Prometheus text exposition format).
     pub fn property(&self, name: &str) -> Option<String> {
         self.inner.property(name)
     }

@@ -5,8 +5,10 @@ use std::fmt::Write as _;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
+use super::info_log::LogSlot;
 use super::DbInner;
 use crate::compaction::picker;
+use crate::metrics::{Histogram, HistogramSnapshot, BUCKET_BOUNDS_NANOS};
 use crate::options::NUM_LEVELS;
 
 /// Counters of work done since the database was opened.
@@ -40,6 +42,19 @@ pub struct Stats {
     pub slowdown_micros: AtomicU64,
     /// Microseconds writers spent stopped.
     pub stop_micros: AtomicU64,
+    /// Microseconds writers were held back (slowed or stopped) because of too many L0 files.
+    pub stall_level0_micros: AtomicU64,
+    /// Microseconds writers were held back because of pending compaction bytes.
+    pub stall_pending_bytes_micros: AtomicU64,
+    /// Microseconds writers waited because every memtable was full.
+    pub stall_memtables_micros: AtomicU64,
+    /// Latency of `Db::get` calls (hits, misses and errors).
+    pub get_latency: Histogram,
+    /// Latency of writes (`put`, `delete`, `merge`, `write`), from the call until the write is
+    /// visible, including queueing behind other writers, stalls and WAL sync.
+    pub write_latency: Histogram,
+    /// The info LOG and job ids.
+    pub(crate) log: LogSlot,
 }
 
 impl Stats {
@@ -62,6 +77,37 @@ impl Stats {
 }
 
 const MIB: f64 = 1024.0 * 1024.0;
+
+impl Stats {
+    /// The latency histograms in RocksDB's statistics-dump shape, microseconds:
+    /// `strata.db.get.micros P50 : x P95 : x P99 : x P100 : x COUNT : n SUM : s`. Percentiles are
+    /// interpolated inside fixed buckets (1-2-5 steps), so they are estimates.
+    pub fn histograms_text(&self) -> String {
+        let mut s = self.get_latency.snapshot().rocksdb_line("strata.db.get.micros");
+        s.push('\n');
+        s.push_str(&self.write_latency.snapshot().rocksdb_line("strata.db.write.micros"));
+        s.push('\n');
+        s
+    }
+}
+
+/// Writes one Prometheus metric family header.
+fn prom_header(s: &mut String, name: &str, kind: &str, help: &str) {
+    let _ = writeln!(s, "# HELP {name} {help}");
+    let _ = writeln!(s, "# TYPE {name} {kind}");
+}
+
+fn prom_histogram(s: &mut String, name: &str, help: &str, h: &HistogramSnapshot) {
+    prom_header(s, name, "histogram", help);
+    let mut cumulative = 0u64;
+    for (i, &bound) in BUCKET_BOUNDS_NANOS.iter().enumerate() {
+        cumulative += h.buckets[i];
+        let _ = writeln!(s, "{name}_bucket{{le=\"{}\"}} {cumulative}", bound as f64 / 1e9);
+    }
+    let _ = writeln!(s, "{name}_bucket{{le=\"+Inf\"}} {}", h.count());
+    let _ = writeln!(s, "{name}_sum {}", h.sum_nanos as f64 / 1e9);
+    let _ = writeln!(s, "{name}_count {}", h.count());
+}
 
 impl DbInner {
     pub(crate) fn property(&self, name: &str) -> Option<String> {
@@ -86,8 +132,117 @@ impl DbInner {
             }
             "background-error" => Some(self.background_error().map_or(String::new(), |e| e.to_string())),
             "num-snapshots" => Some(self.snapshots.sequences().len().to_string()),
+            "histograms" => Some(self.stats.histograms_text()),
+            "prometheus" => Some(self.prometheus_text()),
             _ => None,
         }
+    }
+
+    /// Counters, gauges and histograms in the Prometheus text exposition format (version 0.0.4).
+    fn prometheus_text(&self) -> String {
+        let st = &self.stats;
+        let get = |c: &AtomicU64| c.load(Ordering::Relaxed);
+        let mut s = String::new();
+        let counters: [(&str, &str, u64); 12] = [
+            (
+                "strata_keys_written_total",
+                "Keys written by users (each batch entry counts).",
+                get(&st.keys_written),
+            ),
+            ("strata_user_bytes_written_total", "Bytes of user write batches.", get(&st.user_bytes)),
+            ("strata_wal_bytes_written_total", "Bytes appended to WAL files.", get(&st.wal_bytes)),
+            ("strata_wal_syncs_total", "WAL fdatasync calls.", get(&st.wal_syncs)),
+            ("strata_gets_total", "Point lookups served.", get(&st.gets)),
+            ("strata_blob_reads_total", "Values read from blob files.", get(&st.blob_reads)),
+            ("strata_flushes_total", "Memtable flushes.", get(&st.flushes)),
+            ("strata_flush_bytes_written_total", "Bytes written by flushes.", get(&st.flush_bytes)),
+            ("strata_compactions_total", "Compactions run, trivial moves included.", get(&st.compactions)),
+            ("strata_trivial_moves_total", "Compactions that only moved files.", get(&st.trivial_moves)),
+            (
+                "strata_compaction_bytes_read_total",
+                "Bytes read by compactions.",
+                get(&st.compaction_bytes_read),
+            ),
+            (
+                "strata_compaction_bytes_written_total",
+                "Bytes written by compactions.",
+                get(&st.compaction_bytes_written),
+            ),
+        ];
+        for (name, help, v) in counters {
+            prom_header(&mut s, name, "counter", help);
+            let _ = writeln!(s, "{name} {v}");
+        }
+        let name = "strata_write_stall_seconds_total";
+        prom_header(
+            &mut s,
+            name,
+            "counter",
+            "Seconds writers spent slowed down or stopped, by kind and reason.",
+        );
+        let _ = writeln!(s, "{name}{{kind=\"slowdown\"}} {}", get(&st.slowdown_micros) as f64 / 1e6);
+        let _ = writeln!(s, "{name}{{kind=\"stop\"}} {}", get(&st.stop_micros) as f64 / 1e6);
+        let name = "strata_write_stall_reason_seconds_total";
+        prom_header(&mut s, name, "counter", "Seconds writers were held back, by reason.");
+        for (reason, c) in [
+            ("level0_files", &st.stall_level0_micros),
+            ("pending_compaction_bytes", &st.stall_pending_bytes_micros),
+            ("memtables", &st.stall_memtables_micros),
+        ] {
+            let _ = writeln!(s, "{name}{{reason=\"{reason}\"}} {}", get(c) as f64 / 1e6);
+        }
+
+        let v = self.super_version.load().version.clone();
+        let name = "strata_level_files";
+        prom_header(&mut s, name, "gauge", "SST files per level.");
+        for level in 0..NUM_LEVELS {
+            let _ = writeln!(s, "{name}{{level=\"{level}\"}} {}", v.level_files(level));
+        }
+        let name = "strata_level_bytes";
+        prom_header(&mut s, name, "gauge", "Bytes of SST files per level.");
+        for level in 0..NUM_LEVELS {
+            let _ = writeln!(s, "{name}{{level=\"{level}\"}} {}", v.level_bytes(level));
+        }
+        let gauges: [(&str, &str, u64); 5] = [
+            (
+                "strata_blob_files_bytes",
+                "Bytes of live blob files.",
+                v.blob_files.values().map(|b| b.meta.file_size).sum(),
+            ),
+            (
+                "strata_estimate_pending_compaction_bytes",
+                "Bytes compaction must rewrite to bring every level under its target.",
+                picker::pending_compaction_bytes(&v, &self.opts),
+            ),
+            (
+                "strata_block_cache_usage_bytes",
+                "Bytes held by the block cache.",
+                self.table_cache.block_cache().map_or(0, |c| c.usage() as u64),
+            ),
+            ("strata_num_snapshots", "Live snapshots.", self.snapshots.sequences().len() as u64),
+            (
+                "strata_background_error",
+                "1 when a background error made the database read-only.",
+                u64::from(self.background_error().is_some()),
+            ),
+        ];
+        for (name, help, value) in gauges {
+            prom_header(&mut s, name, "gauge", help);
+            let _ = writeln!(s, "{name} {value}");
+        }
+        prom_histogram(
+            &mut s,
+            "strata_get_latency_seconds",
+            "Latency of point lookups.",
+            &st.get_latency.snapshot(),
+        );
+        prom_histogram(
+            &mut s,
+            "strata_write_latency_seconds",
+            "Latency of writes, queueing, stalls and WAL sync included.",
+            &st.write_latency.snapshot(),
+        );
+        s
     }
 
     fn level_stats_text(&self) -> String {
@@ -150,6 +305,7 @@ impl DbInner {
             get(&st.stop_micros) as f64 / 1e6
         );
         let _ = writeln!(s, "gets: {}  blob reads: {}", get(&st.gets), get(&st.blob_reads));
+        s.push_str(&st.histograms_text());
         if let Some(c) = self.table_cache.block_cache() {
             let _ = writeln!(
                 s,

@@ -61,6 +61,13 @@ impl LeaderState {
 
 impl DbInner {
     pub(crate) fn write(&self, opts: &WriteOptions, batch: WriteBatch) -> Result<()> {
+        let start = Instant::now();
+        let result = self.write_queued(opts, batch);
+        self.stats.write_latency.record(start.elapsed());
+        result
+    }
+
+    fn write_queued(&self, opts: &WriteOptions, batch: WriteBatch) -> Result<()> {
         let me = Arc::new(Writer { batch, opts: *opts, result: Mutex::new(None) });
         let mut queue = self.write_queue.queue.lock();
         queue.push_back(Arc::clone(&me));
@@ -189,7 +196,9 @@ impl DbInner {
             let start = Instant::now();
             std::thread::sleep(leader.delay_debt);
             leader.delay_debt = Duration::ZERO;
-            self.stats.add_stall(start.elapsed(), false);
+            let waited = start.elapsed();
+            self.stats.add_stall(waited, false);
+            self.report_stall(&self.super_version.load(), false, waited);
         }
     }
 
@@ -201,7 +210,9 @@ impl DbInner {
             self.bg_cv.wait_for(&mut bg, Duration::from_millis(100));
         }
         drop(bg);
-        self.stats.add_stall(start.elapsed(), true);
+        let waited = start.elapsed();
+        self.stats.add_stall(waited, true);
+        self.report_stall(seen, true, waited);
     }
 
     /// Turns the mutable memtable into an immutable one with a fresh WAL, and schedules a flush.

@@ -1,0 +1,174 @@
+//! Lock-free latency histograms. Recording costs two relaxed atomic adds (the bucket and the sum
+//! of nanoseconds); the count is the sum of the buckets, computed when read. Buckets have fixed
+//! upper bounds from 1 µs to 10 s (1-2-5 steps) plus an overflow bucket, the same bounds the
+//! Prometheus exposition (`strata.prometheus`) reports as `le` labels.
+
+use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+/// Upper bounds of the finite buckets, in nanoseconds (inclusive).
+pub const BUCKET_BOUNDS_NANOS: [u64; 22] = [
+    1_000,
+    2_000,
+    5_000,
+    10_000,
+    20_000,
+    50_000,
+    100_000,
+    200_000,
+    500_000,
+    1_000_000,
+    2_000_000,
+    5_000_000,
+    10_000_000,
+    20_000_000,
+    50_000_000,
+    100_000_000,
+    200_000_000,
+    500_000_000,
+    1_000_000_000,
+    2_000_000_000,
+    5_000_000_000,
+    10_000_000_000,
+];
+
+/// Number of buckets, the overflow (`+Inf`) bucket included.
+pub const NUM_BUCKETS: usize = BUCKET_BOUNDS_NANOS.len() + 1;
+
+/// A latency histogram that many threads record into without locks.
+#[derive(Default)]
+pub struct Histogram {
+    buckets: [AtomicU64; NUM_BUCKETS],
+    sum_nanos: AtomicU64,
+}
+
+impl fmt::Debug for Histogram {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let s = self.snapshot();
+        f.debug_struct("Histogram").field("count", &s.count()).field("sum_nanos", &s.sum_nanos).finish()
+    }
+}
+
+impl Histogram {
+    /// Records one observation.
+    #[inline]
+    pub fn record(&self, d: Duration) {
+        let nanos = u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
+        let i = BUCKET_BOUNDS_NANOS.partition_point(|&b| b < nanos);
+        self.buckets[i].fetch_add(1, Ordering::Relaxed);
+        self.sum_nanos.fetch_add(nanos, Ordering::Relaxed);
+    }
+
+    /// A copy of the current counts. Concurrent recording may make the sum and the buckets
+    /// differ by the observations in flight.
+    pub fn snapshot(&self) -> HistogramSnapshot {
+        HistogramSnapshot {
+            buckets: std::array::from_fn(|i| self.buckets[i].load(Ordering::Relaxed)),
+            sum_nanos: self.sum_nanos.load(Ordering::Relaxed),
+        }
+    }
+}
+
+/// Counts copied out of a [`Histogram`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HistogramSnapshot {
+    /// Observations per bucket (not cumulative); the last is the overflow bucket.
+    pub buckets: [u64; NUM_BUCKETS],
+    /// Sum of all observations in nanoseconds.
+    pub sum_nanos: u64,
+}
+
+impl HistogramSnapshot {
+    /// Number of observations.
+    pub fn count(&self) -> u64 {
+        self.buckets.iter().sum()
+    }
+
+    /// Mean in nanoseconds (0 when empty).
+    pub fn mean_nanos(&self) -> f64 {
+        let n = self.count();
+        if n == 0 {
+            0.0
+        } else {
+            self.sum_nanos as f64 / n as f64
+        }
+    }
+
+    /// Estimated `p`-th percentile (0..=100) in nanoseconds, interpolated linearly inside the
+    /// bucket that holds it. An estimate: its error is bounded by the bucket's width. Values in
+    /// the overflow bucket are reported as the last finite bound.
+    pub fn percentile_nanos(&self, p: f64) -> f64 {
+        let n = self.count();
+        if n == 0 {
+            return 0.0;
+        }
+        let rank = (p.clamp(0.0, 100.0) / 100.0 * n as f64).max(1.0);
+        let mut seen = 0u64;
+        for (i, &c) in self.buckets.iter().enumerate() {
+            if c == 0 {
+                continue;
+            }
+            if (seen + c) as f64 >= rank {
+                let lo = if i == 0 { 0 } else { BUCKET_BOUNDS_NANOS[i - 1] } as f64;
+                let Some(&hi) = BUCKET_BOUNDS_NANOS.get(i) else { return lo };
+                let within = (rank - seen as f64) / c as f64;
+                return lo + (hi as f64 - lo) * within;
+            }
+            seen += c;
+        }
+        BUCKET_BOUNDS_NANOS[BUCKET_BOUNDS_NANOS.len() - 1] as f64
+    }
+
+    /// One line in RocksDB's statistics-dump shape, values in microseconds:
+    /// `name P50 : x P95 : x P99 : x P100 : x COUNT : n SUM : s`.
+    pub fn rocksdb_line(&self, name: &str) -> String {
+        let us = |p: f64| self.percentile_nanos(p) / 1e3;
+        format!(
+            "{name} P50 : {:.3} P95 : {:.3} P99 : {:.3} P100 : {:.3} COUNT : {} SUM : {}",
+            us(50.0),
+            us(95.0),
+            us(99.0),
+            us(100.0),
+            self.count(),
+            self.sum_nanos / 1_000
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn records_into_the_right_buckets() {
+        let h = Histogram::default();
+        h.record(Duration::from_nanos(500));
+        h.record(Duration::from_nanos(1_000));
+        h.record(Duration::from_nanos(1_001));
+        h.record(Duration::from_millis(3));
+        h.record(Duration::from_secs(60));
+        let s = h.snapshot();
+        assert_eq!(s.count(), 5);
+        assert_eq!(s.buckets[0], 2);
+        assert_eq!(s.buckets[1], 1);
+        assert_eq!(s.buckets[11], 1);
+        assert_eq!(s.buckets[NUM_BUCKETS - 1], 1);
+        assert_eq!(s.sum_nanos, 500 + 1_000 + 1_001 + 3_000_000 + 60_000_000_000);
+    }
+
+    #[test]
+    fn percentiles_are_monotonic_and_inside_the_bucket() {
+        let h = Histogram::default();
+        for i in 1..=1000u64 {
+            h.record(Duration::from_micros(i));
+        }
+        let s = h.snapshot();
+        let p50 = s.percentile_nanos(50.0);
+        let p99 = s.percentile_nanos(99.0);
+        assert!((200_000.0..=500_000.0).contains(&p50), "{p50}");
+        assert!(p99 >= p50 && p99 <= 1_000_000.0, "{p99}");
+        assert!(s.rocksdb_line("strata.get.micros").contains("COUNT : 1000"));
+        assert_eq!(Histogram::default().snapshot().percentile_nanos(99.0), 0.0);
+    }
+}
