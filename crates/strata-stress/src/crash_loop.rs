@@ -143,7 +143,8 @@ fn run_and_kill(cfg: &LoopConfig, cycle: u32, delay: Duration) -> Result<Fields,
 }
 
 fn early_exit(code: Option<i32>, cycle: u32) -> Failure {
-    let m = format!("cycle {}: run child exited before the kill with {code:?} (see its output above)", cycle + 1);
+    let m =
+        format!("cycle {}: run child exited before the kill with {code:?} (see its output above)", cycle + 1);
     match code {
         Some(EXIT_MISMATCH) => Failure::Mismatch(m),
         Some(EXIT_ENGINE) => Failure::Engine(m),
@@ -176,8 +177,18 @@ fn verify(cfg: &LoopConfig) -> Result<Fields, Failure> {
     let stdout = String::from_utf8_lossy(&out.stdout);
     match out.status.code() {
         Some(0) => {}
-        Some(EXIT_MISMATCH) => return Err(Failure::Mismatch(format!("verify-only failed (its report is on stderr above) {}", stdout.trim()))),
-        Some(EXIT_ENGINE) => return Err(Failure::Engine(format!("verify-only failed (its report is on stderr above) {}", stdout.trim()))),
+        Some(EXIT_MISMATCH) => {
+            return Err(Failure::Mismatch(format!(
+                "verify-only failed (its report is on stderr above) {}",
+                stdout.trim()
+            )))
+        }
+        Some(EXIT_ENGINE) => {
+            return Err(Failure::Engine(format!(
+                "verify-only failed (its report is on stderr above) {}",
+                stdout.trim()
+            )))
+        }
         code => return Err(Failure::Tool(format!("verify-only exited with {code:?}: {}", stdout.trim()))),
     }
     let line = stdout

@@ -21,7 +21,10 @@ use clap::{Args, Parser, Subcommand};
 use crate::failure::Failure;
 
 #[derive(Parser)]
-#[command(name = "strata-stress", about = "Concurrent stress and crash tests for strata against an expected-state oracle")]
+#[command(
+    name = "strata-stress",
+    about = "Concurrent stress and crash tests for strata against an expected-state oracle"
+)]
 struct Cli {
     #[command(subcommand)]
     cmd: Cmd,
@@ -77,7 +80,9 @@ impl Common {
     }
 
     fn seed(&self) -> u64 {
-        self.seed.unwrap_or_else(|| SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64))
+        self.seed.unwrap_or_else(|| {
+            SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64)
+        })
     }
 
     /// The flags a child process needs to act on the same database and oracle, seed excluded.

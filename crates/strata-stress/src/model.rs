@@ -54,7 +54,9 @@ impl Value {
             Kind::Short => {}
             // The filler depends on key and number, so a value written to the wrong key or a stale
             // blob read shows up as a byte difference, not just a length difference.
-            Kind::Long => out.extend((8..LONG_LEN).map(|i| (key.wrapping_mul(0x9e37) ^ self.n).wrapping_add(i as u64) as u8)),
+            Kind::Long => out.extend(
+                (8..LONG_LEN).map(|i| (key.wrapping_mul(0x9e37) ^ self.n).wrapping_add(i as u64) as u8),
+            ),
         }
         Some(out)
     }

@@ -79,11 +79,15 @@ fn check_scan(db: &Db, found: &[Option<Vec<u8>>], reverse: bool) -> Result<(), F
     let mut it = db.iter(&ReadOptions::new())?;
     let mut seen = 0u64;
     let mut last: Option<u64> = None;
-    if reverse { it.seek_to_last() } else { it.seek_to_first() }
+    if reverse {
+        it.seek_to_last()
+    } else {
+        it.seek_to_first()
+    }
     while it.valid() {
-        let k = parse_key(it.key())
-            .filter(|&k| k < found.len() as u64)
-            .ok_or_else(|| Failure::Mismatch(format!("{dir} scan: unexpected key {:?}", String::from_utf8_lossy(it.key()))))?;
+        let k = parse_key(it.key()).filter(|&k| k < found.len() as u64).ok_or_else(|| {
+            Failure::Mismatch(format!("{dir} scan: unexpected key {:?}", String::from_utf8_lossy(it.key())))
+        })?;
         let ordered = last.is_none_or(|l| if reverse { k < l } else { k > l });
         if !ordered || found[k as usize].as_deref() != Some(it.value()) {
             return Err(Failure::Mismatch(format!(
@@ -95,12 +99,18 @@ fn check_scan(db: &Db, found: &[Option<Vec<u8>>], reverse: bool) -> Result<(), F
         }
         seen += 1;
         last = Some(k);
-        if reverse { it.prev() } else { it.next() }
+        if reverse {
+            it.prev()
+        } else {
+            it.next()
+        }
     }
     it.status()?;
     let expected = found.iter().filter(|v| v.is_some()).count() as u64;
     if seen != expected {
-        return Err(Failure::Mismatch(format!("{dir} scan returned {seen} keys, point reads found {expected}")));
+        return Err(Failure::Mismatch(format!(
+            "{dir} scan returned {seen} keys, point reads found {expected}"
+        )));
     }
     Ok(())
 }
@@ -169,4 +179,39 @@ fn resolve(oracle: &Oracle, slots: &[Slot], allowed: &BTreeMap<u64, Allowed>) ->
     }
     oracle.sync()?;
     Ok(applied)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Kind;
+    use crate::oracle::Pending;
+
+    fn short(n: u64) -> Value {
+        Value { kind: Kind::Short, n }
+    }
+
+    fn in_flight(old: u64, new: u64, tag: u64) -> Slot {
+        Slot { cur: short(old), pending: Some(Pending { new: short(new), tag }), acked: 0 }
+    }
+
+    #[test]
+    fn in_flight_keys_may_hold_old_or_new_but_batches_stay_atomic() {
+        let slots = [in_flight(1, 2, 7), in_flight(3, 4, 7), in_flight(5, 6, 8)];
+        let all_new = [short(2).bytes(0), short(4).bytes(1), short(5).bytes(2)];
+        let a = classify(&slots, &all_new).unwrap();
+        assert!(check_batches(&slots, &a).is_ok());
+        let torn = [short(2).bytes(0), short(3).bytes(1), short(5).bytes(2)];
+        let a = classify(&slots, &torn).unwrap();
+        assert!(matches!(check_batches(&slots, &a), Err(Failure::Mismatch(_))), "batch 7 half-applied");
+    }
+
+    #[test]
+    fn acknowledged_keys_must_match_exactly() {
+        let slots = [Slot { cur: short(1), pending: None, acked: 1 }];
+        assert!(classify(&slots, &[short(1).bytes(0)]).is_ok());
+        assert!(matches!(classify(&slots, &[None]), Err(Failure::Mismatch(_))), "a lost write");
+        let neither = [in_flight(1, 2, 9)];
+        assert!(classify(&neither, &[short(3).bytes(0)]).is_err(), "neither old nor new");
+    }
 }

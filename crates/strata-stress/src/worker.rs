@@ -150,7 +150,8 @@ impl<'a> Worker<'a> {
     fn write(&mut self, ops: &[(u64, Op)]) -> Result<(), Failure> {
         let keys: Vec<u64> = ops.iter().map(|&(k, _)| k).collect();
         let mut locked = self.oracle.lock(&keys);
-        let intents: Vec<(u64, Value)> = ops.iter().map(|&(k, op)| (k, op.apply(locked.slot(k).cur))).collect();
+        let intents: Vec<(u64, Value)> =
+            ops.iter().map(|&(k, op)| (k, op.apply(locked.slot(k).cur))).collect();
         self.next_tag += 1;
         locked.begin(&intents, (self.id + 1) << 48 | self.next_tag)?;
         self.issue(ops)?;
@@ -308,13 +309,22 @@ fn read_range(db: &Db, mut ro: ReadOptions, r: Range) -> strata::Result<Vec<(Vec
             break;
         }
         out.push((k.to_vec(), it.value().to_vec()));
-        if r.reverse { it.prev() } else { it.next() }
+        if r.reverse {
+            it.prev()
+        } else {
+            it.next()
+        }
     }
     it.status()?;
     Ok(out)
 }
 
-fn compare_range(what: &str, r: Range, want: &[(Vec<u8>, Vec<u8>)], got: &[(Vec<u8>, Vec<u8>)]) -> Result<(), Failure> {
+fn compare_range(
+    what: &str,
+    r: Range,
+    want: &[(Vec<u8>, Vec<u8>)],
+    got: &[(Vec<u8>, Vec<u8>)],
+) -> Result<(), Failure> {
     let i = want.iter().zip(got).position(|(w, g)| w != g).unwrap_or(want.len().min(got.len()));
     if i == want.len() && i == got.len() {
         return Ok(());
