@@ -1,0 +1,171 @@
+//! The `run` command: opens the database and the oracle, resolves writes a crash left in flight,
+//! runs the worker threads until the operation budget or the deadline, prints progress lines for
+//! the crash-loop driver, and verifies the whole database at the end. `--verify-only` does just
+//! the verification.
+//!
+//! This module owns process-level orchestration only; it must not generate operations (`worker`)
+//! or judge the database (`verify`).
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use strata::{Db, Options};
+
+use crate::failure::Failure;
+use crate::oracle::Oracle;
+use crate::verify::verify_db;
+use crate::worker::{Stats, Worker};
+
+/// Everything `run` needs, resolved from the command line.
+#[derive(Debug, Clone)]
+pub struct RunConfig {
+    /// Database directory.
+    pub db: PathBuf,
+    /// Oracle directory.
+    pub expected: PathBuf,
+    /// Worker threads.
+    pub threads: u64,
+    /// Total operations over all threads (None: until the deadline).
+    pub ops: Option<u64>,
+    /// Wall-clock limit.
+    pub duration: Option<Duration>,
+    /// Key space size.
+    pub keys: u64,
+    /// `WriteOptions::sync`.
+    pub sync: bool,
+    /// Base seed of the threads' generators.
+    pub seed: u64,
+    /// `Options::write_buffer_size`: small, so flushes and compactions happen during short runs.
+    pub write_buffer_size: usize,
+    /// fdatasync the oracle after every intent.
+    pub oracle_fsync: bool,
+    /// Interval of `progress` lines on stdout; 0 = none.
+    pub progress_ms: u64,
+}
+
+/// The engine options every subcommand opens the database with.
+pub fn db_options(write_buffer_size: usize) -> Options {
+    Options {
+        write_buffer_size,
+        // Small files and levels so a short run exercises multi-level compaction.
+        target_file_size: 1 << 20,
+        max_bytes_for_level_base: 4 << 20,
+        level0_compaction_trigger: 2,
+        merge_operator: strata::merge::builtin("uint64add"),
+        ..Options::default()
+    }
+}
+
+/// Opens the oracle, refusing to invent an empty oracle for a database that already has data:
+/// every read would then be reported as a mismatch for the wrong reason.
+pub fn open_pair(cfg: &RunConfig) -> Result<(Db, Oracle), Failure> {
+    if !Oracle::exists(&cfg.expected) && has_entries(&cfg.db) {
+        return Err(Failure::Tool(format!(
+            "{} holds files but {} has no oracle: use a fresh --db or the matching --expected",
+            cfg.db.display(),
+            cfg.expected.display()
+        )));
+    }
+    let oracle = Oracle::open(&cfg.expected, cfg.keys, cfg.oracle_fsync)?;
+    let db = Db::open(&cfg.db, db_options(cfg.write_buffer_size))?;
+    Ok((db, oracle))
+}
+
+fn has_entries(dir: &Path) -> bool {
+    std::fs::read_dir(dir).map(|mut d| d.next().is_some()).unwrap_or(false)
+}
+
+/// `run --verify-only`.
+pub fn verify_only(cfg: &RunConfig) -> Result<(), Failure> {
+    let (db, oracle) = open_pair(cfg)?;
+    println!("{}", verify_db(&db, &oracle)?);
+    db.close()?;
+    Ok(())
+}
+
+/// `run`.
+pub fn run(cfg: &RunConfig) -> Result<(), Failure> {
+    let (db, oracle) = open_pair(cfg)?;
+    if oracle.all_slots().iter().any(|s| s.pending.is_some()) {
+        println!("startup {}", verify_db(&db, &oracle)?);
+    }
+    let stats = Stats::default();
+    let start = Instant::now();
+    run_threads(cfg, &db, &oracle, &stats);
+    let elapsed = start.elapsed();
+    let report = verify_db(&db, &oracle)?;
+    print_summary(cfg, &stats, elapsed);
+    println!("final {report}");
+    db.close()?;
+    oracle.sync()?;
+    Ok(())
+}
+
+fn run_threads(cfg: &RunConfig, db: &Db, oracle: &Oracle, stats: &Stats) {
+    let deadline = cfg.duration.map(|d| Instant::now() + d);
+    let per_thread = cfg.ops.map(|n| n.div_ceil(cfg.threads));
+    let done = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        let workers: Vec<_> = (0..cfg.threads)
+            .map(|id| {
+                s.spawn(move || {
+                    let mut w = Worker::new(db, oracle, stats, cfg.sync, cfg.seed, id);
+                    let mut n = 0u64;
+                    while per_thread.is_none_or(|p| n < p) && deadline.is_none_or(|d| Instant::now() < d) {
+                        // A failure ends the process at once: the database is known to be wrong
+                        // (or unusable) and other threads must not keep writing to it.
+                        w.step().unwrap_or_else(|f| f.exit());
+                        n += 1;
+                    }
+                })
+            })
+            .collect();
+        if cfg.progress_ms > 0 {
+            s.spawn(|| report_progress(stats, &done, cfg.progress_ms));
+        }
+        for w in workers {
+            // A worker panic is a bug in this tool; re-raise it.
+            w.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
+        }
+        done.store(true, Ordering::Release);
+    });
+}
+
+/// Prints a `progress` line every `ms` until `done`: the crash-loop driver keeps the last one it
+/// saw before the kill.
+fn report_progress(stats: &Stats, done: &AtomicBool, ms: u64) {
+    while !done.load(Ordering::Acquire) {
+        std::thread::sleep(Duration::from_millis(ms));
+        println!("progress {}", counters(stats));
+    }
+}
+
+fn counters(stats: &Stats) -> String {
+    let g = |c: &std::sync::atomic::AtomicU64| c.load(Ordering::Relaxed);
+    format!(
+        "ops={} writes={} batches={} reads_verified={} scans={} snapshots={} flushes={} compactions={}",
+        g(&stats.ops),
+        g(&stats.writes),
+        g(&stats.batches),
+        g(&stats.reads_verified),
+        g(&stats.scans),
+        g(&stats.snapshots),
+        g(&stats.flushes),
+        g(&stats.compactions)
+    )
+}
+
+fn print_summary(cfg: &RunConfig, stats: &Stats, elapsed: Duration) {
+    let secs = elapsed.as_secs_f64();
+    let ops = stats.ops.load(Ordering::Relaxed);
+    println!(
+        "run: threads={} keys={} sync={} seed={} {} seconds={secs:.2} ops_per_sec={:.0}",
+        cfg.threads,
+        cfg.keys,
+        cfg.sync,
+        cfg.seed,
+        counters(stats),
+        ops as f64 / secs.max(1e-9)
+    );
+}

@@ -1,0 +1,341 @@
+//! One stress thread: draws random operations — put, delete, merge, multi-key batches, point
+//! gets, range scans forward and backward (with bounds, with a prefix, or seek-and-stop), reads at
+//! a snapshot taken earlier, and occasional flush and compact_range — and checks every read.
+//!
+//! Concurrency rule: every write and every read of the latest state holds the oracle stripe locks
+//! of the keys it touches for the whole engine call, so the oracle update and the engine operation
+//! are atomic with respect to other threads and a read can demand the exact expected value.
+//! Snapshot reads need no lock: their expected values were copied under the locks when the
+//! snapshot was taken. This module must not verify the database as a whole (see `verify`).
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use strata::{Db, ReadOptions, Snapshot, WriteBatch, WriteOptions};
+
+use crate::failure::Failure;
+use crate::model::{describe, key_bytes, Kind, Value};
+use crate::oracle::Oracle;
+
+/// Counters shared by all threads.
+#[derive(Debug, Default)]
+pub struct Stats {
+    /// Operations completed.
+    pub ops: AtomicU64,
+    /// Key writes acknowledged by the engine (a batch counts each of its keys).
+    pub writes: AtomicU64,
+    /// Batches written.
+    pub batches: AtomicU64,
+    /// Values read and checked against the oracle (point reads and every key a scan returned).
+    pub reads_verified: AtomicU64,
+    /// Range scans.
+    pub scans: AtomicU64,
+    /// Snapshots taken and read.
+    pub snapshots: AtomicU64,
+    /// Explicit flushes.
+    pub flushes: AtomicU64,
+    /// Explicit compactions.
+    pub compactions: AtomicU64,
+}
+
+fn bump(c: &AtomicU64, n: u64) {
+    c.fetch_add(n, Ordering::Relaxed);
+}
+
+/// One key write.
+#[derive(Debug, Clone, Copy)]
+enum Op {
+    Put(Value),
+    Delete,
+    Merge(u64),
+}
+
+impl Op {
+    fn apply(self, old: Value) -> Value {
+        match self {
+            Op::Put(v) => v,
+            Op::Delete => Value::ABSENT,
+            Op::Merge(x) => old.merged(x),
+        }
+    }
+}
+
+/// How a range is read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ScanMode {
+    /// `lower_bound` / `upper_bound` set; everything the iterator returns must be in range.
+    Bounds,
+    /// `prefix` set to all but the last two digits (100 keys).
+    Prefix,
+    /// No bounds: seek to the start and stop by key comparison.
+    SeekAndStop,
+}
+
+/// A range read request: keys `lo..hi`, how, and in which direction.
+#[derive(Debug, Clone, Copy)]
+struct Range {
+    lo: u64,
+    hi: u64,
+    mode: ScanMode,
+    reverse: bool,
+}
+
+/// The state of one stress thread.
+pub struct Worker<'a> {
+    db: &'a Db,
+    oracle: &'a Oracle,
+    stats: &'a Stats,
+    rng: fastrand::Rng,
+    wopts: WriteOptions,
+    id: u64,
+    next_tag: u64,
+}
+
+impl<'a> Worker<'a> {
+    /// A thread with its own generator seeded from `seed` and `id`.
+    pub fn new(db: &'a Db, oracle: &'a Oracle, stats: &'a Stats, sync: bool, seed: u64, id: u64) -> Self {
+        let rng = fastrand::Rng::with_seed(seed ^ id.wrapping_add(1).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+        let wopts = WriteOptions { sync, disable_wal: false };
+        Worker { db, oracle, stats, rng, wopts, id, next_tag: 0 }
+    }
+
+    /// Runs one random operation.
+    pub fn step(&mut self) -> Result<(), Failure> {
+        let key = self.rng.u64(0..self.oracle.keys());
+        match self.rng.u32(0..10_000) {
+            0..3000 => {
+                let op = Op::Put(self.random_value());
+                self.write(&[(key, op)])
+            }
+            3000..3800 => self.write(&[(key, Op::Delete)]),
+            3800..5000 => {
+                let op = Op::Merge(self.rng.u64(1..1000));
+                self.write(&[(key, op)])
+            }
+            5000..6000 => self.batch(),
+            6000..8000 => self.get(key),
+            8000..9200 => self.scan(),
+            9200..9993 => self.snapshot_reads(),
+            9993..9998 => self.flush(),
+            _ => self.compact(),
+        }?;
+        bump(&self.stats.ops, 1);
+        Ok(())
+    }
+
+    fn random_value(&mut self) -> Value {
+        let kind = if self.rng.u32(0..10) < 7 { Kind::Short } else { Kind::Long };
+        Value { kind, n: self.rng.u64(..) }
+    }
+
+    fn random_op(&mut self) -> Op {
+        match self.rng.u32(0..10) {
+            0..6 => Op::Put(self.random_value()),
+            6..8 => Op::Delete,
+            _ => Op::Merge(self.rng.u64(1..1000)),
+        }
+    }
+
+    fn batch(&mut self) -> Result<(), Failure> {
+        let n = self.rng.usize(2..=5);
+        let mut keys: Vec<u64> = (0..n).map(|_| self.rng.u64(0..self.oracle.keys())).collect();
+        // Distinct keys: each slot records one old and one new value per operation.
+        keys.sort_unstable();
+        keys.dedup();
+        let ops: Vec<(u64, Op)> = keys.into_iter().map(|k| (k, self.random_op())).collect();
+        bump(&self.stats.batches, 1);
+        self.write(&ops)
+    }
+
+    /// Applies `ops` (one op per distinct key) under the keys' locks: intent, engine, completion.
+    fn write(&mut self, ops: &[(u64, Op)]) -> Result<(), Failure> {
+        let keys: Vec<u64> = ops.iter().map(|&(k, _)| k).collect();
+        let mut locked = self.oracle.lock(&keys);
+        let intents: Vec<(u64, Value)> =
+            ops.iter().map(|&(k, op)| (k, op.apply(locked.slot(k).cur))).collect();
+        self.next_tag += 1;
+        locked.begin(&intents, (self.id + 1) << 48 | self.next_tag)?;
+        self.issue(ops)?;
+        locked.complete(&keys)?;
+        bump(&self.stats.writes, ops.len() as u64);
+        Ok(())
+    }
+
+    /// The engine call: a single op through its own API, several through one `WriteBatch`.
+    fn issue(&self, ops: &[(u64, Op)]) -> strata::Result<()> {
+        let (db, w) = (self.db, &self.wopts);
+        if let [(k, op)] = ops {
+            let key = key_bytes(*k);
+            return match op {
+                Op::Put(v) => db.put(w, &key, &v.bytes(*k).expect("put of a present value")),
+                Op::Delete => db.delete(w, &key),
+                Op::Merge(x) => db.merge(w, &key, &x.to_le_bytes()),
+            };
+        }
+        let mut b = WriteBatch::new();
+        for &(k, op) in ops {
+            match op {
+                Op::Put(v) => b.put(key_bytes(k), v.bytes(k).expect("put of a present value")),
+                Op::Delete => b.delete(key_bytes(k)),
+                Op::Merge(x) => b.merge(key_bytes(k), x.to_le_bytes()),
+            };
+        }
+        db.write(w, b)
+    }
+
+    fn get(&mut self, key: u64) -> Result<(), Failure> {
+        let locked = self.oracle.lock(&[key]);
+        let actual = self.db.get(&ReadOptions::new(), &key_bytes(key))?;
+        let expected = locked.slot(key).cur;
+        drop(locked);
+        check_value("get", key, expected, actual.as_deref())?;
+        bump(&self.stats.reads_verified, 1);
+        Ok(())
+    }
+
+    fn random_range(&mut self, max_len: u64) -> Range {
+        let keys = self.oracle.keys();
+        let lo = self.rng.u64(0..keys);
+        let mode = [ScanMode::Bounds, ScanMode::Prefix, ScanMode::SeekAndStop][self.rng.usize(0..3)];
+        let reverse = self.rng.bool();
+        if mode == ScanMode::Prefix {
+            let lo = lo / 100 * 100;
+            return Range { lo, hi: (lo + 100).min(keys), mode, reverse };
+        }
+        let hi = (lo + self.rng.u64(1..=max_len)).min(keys);
+        Range { lo, hi, mode, reverse }
+    }
+
+    fn scan(&mut self) -> Result<(), Failure> {
+        let r = self.random_range(100);
+        let locked = self.oracle.lock_range(r.lo, r.hi);
+        let got = read_range(self.db, ReadOptions::new(), r)?;
+        let want = expected_range(r, |k| locked.slot(k).cur);
+        drop(locked);
+        compare_range("scan", r, &want, &got)?;
+        bump(&self.stats.scans, 1);
+        bump(&self.stats.reads_verified, got.len() as u64);
+        Ok(())
+    }
+
+    /// Takes a snapshot with the range locked, changes the range, then checks that reads at the
+    /// snapshot still see the values the oracle held when it was taken.
+    fn snapshot_reads(&mut self) -> Result<(), Failure> {
+        let r = self.random_range(50);
+        let (snap, at_snap) = self.take_snapshot(r);
+        for _ in 0..self.rng.u32(1..=3) {
+            let (k, op) = (self.rng.u64(r.lo..r.hi), self.random_op());
+            self.write(&[(k, op)])?;
+        }
+        if self.rng.u32(0..50) == 0 {
+            self.flush()?;
+        }
+        let ro = ReadOptions { snapshot: Some(snap), ..ReadOptions::new() };
+        for _ in 0..3 {
+            let k = self.rng.u64(r.lo..r.hi);
+            let actual = self.db.get(&ro, &key_bytes(k))?;
+            check_value("get at snapshot", k, at_snap[(k - r.lo) as usize], actual.as_deref())?;
+        }
+        let got = read_range(self.db, ro, r)?;
+        compare_range("scan at snapshot", r, &expected_range(r, |k| at_snap[(k - r.lo) as usize]), &got)?;
+        bump(&self.stats.snapshots, 1);
+        bump(&self.stats.reads_verified, 3 + got.len() as u64);
+        Ok(())
+    }
+
+    fn take_snapshot(&self, r: Range) -> (Snapshot, Vec<Value>) {
+        // With the range locked no write to it is in flight, so the snapshot's sequence number
+        // sees exactly the acknowledged writes the oracle holds.
+        let locked = self.oracle.lock_range(r.lo, r.hi);
+        let snap = self.db.snapshot();
+        (snap, (r.lo..r.hi).map(|k| locked.slot(k).cur).collect())
+    }
+
+    fn flush(&mut self) -> Result<(), Failure> {
+        self.db.flush()?;
+        bump(&self.stats.flushes, 1);
+        Ok(())
+    }
+
+    fn compact(&mut self) -> Result<(), Failure> {
+        if self.rng.u32(0..4) == 0 {
+            self.db.compact_range(None, None)?;
+        } else {
+            let r = self.random_range(2000);
+            self.db.compact_range(Some(&key_bytes(r.lo)), Some(&key_bytes(r.hi)))?;
+        }
+        bump(&self.stats.compactions, 1);
+        Ok(())
+    }
+}
+
+fn check_value(what: &str, key: u64, expected: Value, actual: Option<&[u8]>) -> Result<(), Failure> {
+    if expected.bytes(key).as_deref() == actual {
+        return Ok(());
+    }
+    Err(Failure::Mismatch(format!("{what}: key k{key:08} expected {expected} actual {}", describe(actual))))
+}
+
+/// The present keys of `r` with their bytes, in the scan's direction.
+fn expected_range(r: Range, value: impl Fn(u64) -> Value) -> Vec<(Vec<u8>, Vec<u8>)> {
+    let mut out: Vec<_> = (r.lo..r.hi).filter_map(|k| value(k).bytes(k).map(|b| (key_bytes(k), b))).collect();
+    if r.reverse {
+        out.reverse();
+    }
+    out
+}
+
+/// Reads `r` through an iterator. Bounded modes return whatever the iterator yields, so a bound
+/// the engine ignores shows up as extra keys; seek-and-stop ends at the range's edge.
+fn read_range(db: &Db, mut ro: ReadOptions, r: Range) -> strata::Result<Vec<(Vec<u8>, Vec<u8>)>> {
+    let (lo, hi) = (key_bytes(r.lo), key_bytes(r.hi));
+    match r.mode {
+        ScanMode::Bounds => (ro.lower_bound, ro.upper_bound) = (Some(lo.clone()), Some(hi.clone())),
+        ScanMode::Prefix => ro.prefix = Some(lo[..7].to_vec()),
+        ScanMode::SeekAndStop => {}
+    }
+    let mut it = db.iter(&ro)?;
+    match (r.mode, r.reverse) {
+        (ScanMode::SeekAndStop, false) => it.seek(&lo),
+        (ScanMode::SeekAndStop, true) => it.seek_for_prev(&key_bytes(r.hi - 1)),
+        (_, false) => it.seek_to_first(),
+        (_, true) => it.seek_to_last(),
+    }
+    let mut out = Vec::new();
+    // The cap stops a runaway iterator (e.g. one ignoring bounds over the whole key space); the
+    // comparison then reports the extra keys.
+    while it.valid() && out.len() <= 200 {
+        let k = it.key();
+        if r.mode == ScanMode::SeekAndStop && (k >= hi.as_slice() || k < lo.as_slice()) {
+            break;
+        }
+        out.push((k.to_vec(), it.value().to_vec()));
+        if r.reverse {
+            it.prev()
+        } else {
+            it.next()
+        }
+    }
+    it.status()?;
+    Ok(out)
+}
+
+fn compare_range(
+    what: &str,
+    r: Range,
+    want: &[(Vec<u8>, Vec<u8>)],
+    got: &[(Vec<u8>, Vec<u8>)],
+) -> Result<(), Failure> {
+    let i = want.iter().zip(got).position(|(w, g)| w != g).unwrap_or(want.len().min(got.len()));
+    if i == want.len() && i == got.len() {
+        return Ok(());
+    }
+    let show = |e: Option<&(Vec<u8>, Vec<u8>)>| match e {
+        None => "end of range".to_string(),
+        Some((k, v)) => format!("key {} = {}", String::from_utf8_lossy(k), describe(Some(v))),
+    };
+    Err(Failure::Mismatch(format!(
+        "{what} {r:?}: entry {i}: expected {} actual {}",
+        show(want.get(i)),
+        show(got.get(i))
+    )))
+}

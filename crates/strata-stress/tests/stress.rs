@@ -1,0 +1,116 @@
+//! End-to-end tests of the `strata-stress` binary: a short concurrent run followed by
+//! `--verify-only`, short crash loops in sync and no-sync modes, and negative tests showing the
+//! verifier does fail (exit 3) when the database is changed behind the oracle's back.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use strata::{Db, Options, ReadOptions, WriteOptions};
+
+const EXE: &str = env!("CARGO_BIN_EXE_strata-stress");
+
+fn stress(args: &[&str]) -> Output {
+    let out = Command::new(EXE).args(args).output().expect("spawn strata-stress");
+    println!("{}", String::from_utf8_lossy(&out.stdout));
+    eprintln!("{}", String::from_utf8_lossy(&out.stderr));
+    out
+}
+
+fn paths(dir: &Path) -> (String, String) {
+    (dir.join("db").display().to_string(), dir.join("expected").display().to_string())
+}
+
+/// A short run of `ops` operations on 2 threads over `keys` keys.
+fn short_run(dir: &Path, ops: &str, keys: &str, mode: &str) {
+    let (db, exp) = paths(dir);
+    let out = stress(&[
+        "run",
+        "--db",
+        &db,
+        "--expected",
+        &exp,
+        "--threads",
+        "2",
+        "--ops",
+        ops,
+        "--keys",
+        keys,
+        mode,
+    ]);
+    assert_eq!(out.status.code(), Some(0), "run failed");
+}
+
+fn verify_only(dir: &Path, keys: &str) -> Output {
+    let (db, exp) = paths(dir);
+    stress(&["run", "--db", &db, "--expected", &exp, "--keys", keys, "--verify-only"])
+}
+
+#[test]
+fn run_then_verify_only() {
+    let dir = tempfile::tempdir().unwrap();
+    short_run(dir.path(), "3000", "500", "--no-sync");
+    short_run(dir.path(), "1000", "500", "--sync");
+    let out = verify_only(dir.path(), "500");
+    assert_eq!(out.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("mismatches=0"));
+}
+
+fn crash_loop(mode: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, exp) = paths(dir.path());
+    let args =
+        ["crash-loop", "--db", &db, "--expected", &exp, "--cycles", "5", "--threads", "2", "--keys", "1000"];
+    let out = stress(&[&args[..], &["--min-ms", "150", "--max-ms", "600", mode]].concat());
+    assert_eq!(out.status.code(), Some(0), "crash loop failed");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("crash-loop: cycles=5 ") && stdout.contains("acked_writes_lost=0"), "{stdout}");
+}
+
+#[test]
+fn crash_loop_sync() {
+    crash_loop("--sync");
+}
+
+#[test]
+fn crash_loop_no_sync() {
+    crash_loop("--no-sync");
+}
+
+/// Opens the stress database directly, as a different application would.
+fn open_db(dir: &Path) -> Db {
+    let opts = Options { merge_operator: strata::merge::builtin("uint64add"), ..Options::default() };
+    Db::open(dir.join("db"), opts).unwrap()
+}
+
+fn first_key(db: &Db) -> Vec<u8> {
+    let mut it = db.iter(&ReadOptions::new()).unwrap();
+    it.seek_to_first();
+    assert!(it.valid(), "the run left no keys");
+    it.key().to_vec()
+}
+
+fn assert_mismatch(dir: &Path) {
+    let out = verify_only(dir, "300");
+    assert_eq!(out.status.code(), Some(3), "the verifier must report the tampering");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("MISMATCH"));
+}
+
+#[test]
+fn verifier_catches_a_changed_value() {
+    let dir = tempfile::tempdir().unwrap();
+    short_run(dir.path(), "600", "300", "--no-sync");
+    let db = open_db(dir.path());
+    db.put(&WriteOptions::default(), &first_key(&db), b"tampered behind the oracle's back").unwrap();
+    db.close().unwrap();
+    assert_mismatch(dir.path());
+}
+
+#[test]
+fn verifier_catches_a_lost_write() {
+    let dir = tempfile::tempdir().unwrap();
+    short_run(dir.path(), "600", "300", "--no-sync");
+    let db = open_db(dir.path());
+    db.delete(&WriteOptions::default(), &first_key(&db)).unwrap();
+    db.close().unwrap();
+    assert_mismatch(dir.path());
+}
