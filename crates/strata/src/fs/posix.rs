@@ -96,6 +96,9 @@ fn locked_paths() -> &'static Mutex<HashSet<PathBuf>> {
     SET.get_or_init(|| Mutex::new(HashSet::new()))
 }
 
+/// Attempts of 5 ms each before a held lock is reported as `Error::Locked`.
+const LOCK_RETRIES: u32 = 20;
+
 struct PosixLock {
     _file: File,
     path: PathBuf,
@@ -184,10 +187,20 @@ impl FileSystem for PosixFs {
             .truncate(false)
             .open(path)
             .map_err(|e| Error::io(path, e))?;
-        match file.try_lock() {
-            Ok(()) => {}
-            Err(std::fs::TryLockError::WouldBlock) => return Err(Error::Locked(key)),
-            Err(std::fs::TryLockError::Error(e)) => return Err(Error::io(path, e)),
+        // flock(2) belongs to the open file description, which a child forked by this process
+        // shares until it execs: right after another handle closed the file, a concurrent fork
+        // can hold the lock for a moment. Retry briefly before reporting another holder.
+        let mut attempts = 0;
+        loop {
+            match file.try_lock() {
+                Ok(()) => break,
+                Err(std::fs::TryLockError::WouldBlock) if attempts < LOCK_RETRIES => {
+                    attempts += 1;
+                    std::thread::sleep(std::time::Duration::from_millis(5));
+                }
+                Err(std::fs::TryLockError::WouldBlock) => return Err(Error::Locked(key)),
+                Err(std::fs::TryLockError::Error(e)) => return Err(Error::io(path, e)),
+            }
         }
         set.insert(key.clone());
         Ok(Box::new(PosixLock { _file: file, path: key }))
