@@ -51,11 +51,23 @@ pub(crate) struct LeaderState {
     pub mem: Arc<MemTable>,
     scratch: Vec<u8>,
     delay_debt: Duration,
+    /// The WAL holds records appended since its last fdatasync.
+    wal_unsynced: bool,
+    /// The WAL's directory entry has been made durable.
+    wal_dir_synced: bool,
 }
 
 impl LeaderState {
     pub fn new(wal: LogWriter, wal_number: u64, mem: Arc<MemTable>) -> Self {
-        Self { wal, wal_number, mem, scratch: Vec::new(), delay_debt: Duration::ZERO }
+        Self {
+            wal,
+            wal_number,
+            mem,
+            scratch: Vec::new(),
+            delay_debt: Duration::ZERO,
+            wal_unsynced: false,
+            wal_dir_synced: true,
+        }
     }
 }
 
@@ -130,10 +142,19 @@ impl DbInner {
     }
 
     fn append_wal(&self, leader: &mut LeaderState, sync: bool) -> Result<()> {
+        if sync && !leader.wal_dir_synced {
+            // The WAL's directory entry must be durable before a sync=true write in it is
+            // acknowledged; sync=false writes promise nothing across power loss, so the fsync
+            // of the directory is deferred to the first synced write (off the switch path).
+            self.fs.sync_dir(&self.dir)?;
+            leader.wal_dir_synced = true;
+        }
         leader.wal.add_record(&leader.scratch)?;
+        leader.wal_unsynced = true;
         self.stats.wal_bytes.fetch_add(leader.scratch.len() as u64, Ordering::Relaxed);
         if sync {
             leader.wal.sync()?;
+            leader.wal_unsynced = false;
             self.stats.wal_syncs.fetch_add(1, Ordering::Relaxed);
         }
         Ok(())
@@ -221,13 +242,16 @@ impl DbInner {
         // the new WAL, losing that tail in a power loss would leave a hole, not a lost suffix;
         // syncing the old WAL here keeps every recovered state a prefix (RocksDB syncs all live
         // WALs for the same reason).
-        if let Err(e) = leader.wal.sync() {
-            self.set_background_error(&e, "syncing the WAL at a memtable switch");
-            return Err(e);
+        if leader.wal_unsynced {
+            if let Err(e) = leader.wal.sync() {
+                self.set_background_error(&e, "syncing the WAL at a memtable switch");
+                return Err(e);
+            }
+            leader.wal_unsynced = false;
         }
         let number = self.versions.lock().new_file_number();
         let path = filenames::wal(&self.dir, number);
-        let created = self.fs.create(&path).and_then(|f| self.fs.sync_dir(&self.dir).map(|_| f));
+        let created = self.fs.create(&path);
         let file = match created {
             Ok(f) => f,
             Err(e) => {
@@ -238,6 +262,7 @@ impl DbInner {
         let old_mem = std::mem::replace(&mut leader.mem, Arc::new(MemTable::new()));
         leader.wal = LogWriter::new(file);
         leader.wal_number = number;
+        leader.wal_dir_synced = false;
         let mut bg = self.bg.lock();
         bg.imm_queue.push_back(super::background::ImmEntry { mem: Arc::clone(&old_mem), next_log: number });
         let sv = self.super_version.load();
