@@ -20,6 +20,12 @@ pub const MAX_VALUE_LEN: usize = 1 << 30;
 pub(crate) const HEADER_LEN: usize = 12;
 
 /// A batch of writes applied atomically by `Db::write`.
+///
+/// ```
+/// let mut batch = strata::WriteBatch::new();
+/// batch.put(b"a", b"1").delete(b"b").merge(b"c", 1u64.to_le_bytes());
+/// assert_eq!(batch.len(), 3);
+/// ```
 #[derive(Clone)]
 pub struct WriteBatch {
     rep: Vec<u8>,

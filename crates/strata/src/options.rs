@@ -62,7 +62,17 @@ impl Compression {
 /// Number of levels in the tree (L0 .. L6).
 pub const NUM_LEVELS: usize = 7;
 
-/// Options fixed when the database is opened.
+/// Options fixed when the database is opened. Start from `Options::default()`, a preset, or an
+/// options file, and override fields; `Db::open` validates them.
+///
+/// ```
+/// use strata::{Compression, Options};
+/// let mut opts = Options { write_buffer_size: 128 << 20, cache_size: 1 << 30, ..Options::default() };
+/// opts.set_compression(Compression::Lz4);
+/// assert!(opts.validate().is_ok());
+/// let bad = Options { max_write_buffer_number: 1, ..Options::default() };
+/// assert!(bad.validate().unwrap_err().to_string().contains("max_write_buffer_number"));
+/// ```
 #[derive(Clone)]
 pub struct Options {
     /// Create the directory and an empty database if none exists (default true).
@@ -259,6 +269,12 @@ impl Options {
 }
 
 /// Options for one write.
+///
+/// ```
+/// let durable = strata::WriteOptions { sync: true, disable_wal: false };
+/// let bulk = strata::WriteOptions { sync: false, disable_wal: true }; // lost on a crash until flushed
+/// # let _ = (durable, bulk);
+/// ```
 #[derive(Debug, Clone, Copy, Default)]
 pub struct WriteOptions {
     /// fdatasync the WAL before acknowledging (survives power loss).
@@ -268,6 +284,15 @@ pub struct WriteOptions {
 }
 
 /// Options for reads and iterators.
+///
+/// ```
+/// let ro = strata::ReadOptions {
+///     lower_bound: Some(b"user:100".to_vec()),
+///     upper_bound: Some(b"user:200".to_vec()),
+///     ..strata::ReadOptions::new()
+/// };
+/// # let _ = ro;
+/// ```
 #[derive(Clone)]
 pub struct ReadOptions {
     /// Read as of this snapshot instead of the latest state.

@@ -96,6 +96,14 @@ impl Db {
     /// `InvalidArgument` for a bad option or a path that is not a directory, `NotADatabase` when
     /// no database exists and `create_if_missing` is off, `AlreadyExists` with `error_if_exists`,
     /// `Locked` when another handle has it open, `Corruption` when its files are damaged.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir()?;
+    /// use strata::{Db, Options};
+    /// let db = Db::open(dir.path(), Options::default())?;
+    /// assert!(matches!(Db::open(dir.path(), Options::default()), Err(strata::Error::Locked(_))));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn open(path: impl AsRef<Path>, opts: Options) -> Result<Db> {
         let inner = open::open(path.as_ref(), opts)?;
         let closer = background::start(&inner);
@@ -106,6 +114,17 @@ impl Db {
     /// taken (another process may have it open for writing), WAL records not yet flushed are
     /// replayed into memory, and no background work runs. The view is the state at open time.
     /// Writes, `flush` and `compact_range` return `Error::ReadOnly`.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir()?;
+    /// use strata::{Db, Options, ReadOptions, WriteOptions};
+    /// let db = Db::open(dir.path(), Options::default())?;
+    /// db.put(&WriteOptions::default(), b"k", b"v")?;
+    /// let reader = Db::open_read_only(dir.path(), Options::default())?;
+    /// assert_eq!(reader.get(&ReadOptions::new(), b"k")?.as_deref(), Some(&b"v"[..]));
+    /// assert!(reader.put(&WriteOptions::default(), b"k", b"w").is_err());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn open_read_only(path: impl AsRef<Path>, opts: Options) -> Result<Db> {
         let inner = open::open_read_only(path.as_ref(), opts)?;
         let closer = background::start(&inner);
@@ -113,6 +132,15 @@ impl Db {
     }
 
     /// Sets `key` to `value`.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir()?;
+    /// use strata::{Db, Options, ReadOptions, WriteOptions};
+    /// let db = Db::open(dir.path(), Options::default())?;
+    /// db.put(&WriteOptions { sync: true, disable_wal: false }, b"k", b"v")?; // durable on return
+    /// assert_eq!(db.get(&ReadOptions::new(), b"k")?, Some(b"v".to_vec()));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn put(&self, opts: &WriteOptions, key: &[u8], value: &[u8]) -> Result<()> {
         let mut b = WriteBatch::new();
         b.put(key, value);
@@ -120,6 +148,16 @@ impl Db {
     }
 
     /// Deletes `key` (a no-op if absent).
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir()?;
+    /// use strata::{Db, Options, ReadOptions, WriteOptions};
+    /// let db = Db::open(dir.path(), Options::default())?;
+    /// db.put(&WriteOptions::default(), b"k", b"v")?;
+    /// db.delete(&WriteOptions::default(), b"k")?;
+    /// assert_eq!(db.get(&ReadOptions::new(), b"k")?, None);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn delete(&self, opts: &WriteOptions, key: &[u8]) -> Result<()> {
         let mut b = WriteBatch::new();
         b.delete(key);
@@ -127,6 +165,18 @@ impl Db {
     }
 
     /// Adds a merge operand for `key`; requires `Options::merge_operator`.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir()?;
+    /// use strata::{merge, Db, Options, ReadOptions, WriteOptions};
+    /// let opts = Options { merge_operator: merge::builtin("uint64add"), ..Options::default() };
+    /// let db = Db::open(dir.path(), opts)?;
+    /// for _ in 0..3 {
+    ///     db.merge(&WriteOptions::default(), b"hits", &1u64.to_le_bytes())?;
+    /// }
+    /// assert_eq!(db.get(&ReadOptions::new(), b"hits")?, Some(3u64.to_le_bytes().to_vec()));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn merge(&self, opts: &WriteOptions, key: &[u8], operand: &[u8]) -> Result<()> {
         let mut b = WriteBatch::new();
         b.merge(key, operand);
@@ -134,6 +184,16 @@ impl Db {
     }
 
     /// Applies `batch` atomically: after a crash either all of it or none of it is present.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir()?;
+    /// use strata::{Db, Options, WriteBatch, WriteOptions};
+    /// let db = Db::open(dir.path(), Options::default())?;
+    /// let mut batch = WriteBatch::new();
+    /// batch.put(b"a", b"1").put(b"b", b"2").delete(b"c");
+    /// db.write(&WriteOptions::default(), batch)?; // all three or none, even across a crash
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn write(&self, opts: &WriteOptions, batch: WriteBatch) -> Result<()> {
         if self.inner.read_only {
             return Err(Error::ReadOnly);
@@ -149,6 +209,14 @@ impl Db {
     }
 
     /// The newest value of `key` visible to `opts.snapshot` (or the latest state).
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir()?;
+    /// use strata::{Db, Options, ReadOptions, WriteOptions};
+    /// let db = Db::open(dir.path(), Options::default())?;
+    /// assert_eq!(db.get(&ReadOptions::new(), b"missing")?, None);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn get(&self, opts: &ReadOptions, key: &[u8]) -> Result<Option<Vec<u8>>> {
         let start = std::time::Instant::now();
         let r = self.inner.get(opts, key);
@@ -158,16 +226,57 @@ impl Db {
 
     /// An iterator over the database as of `opts.snapshot` (or now), honouring bounds and prefix.
     /// It starts unpositioned: call a `seek*` method first.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir()?;
+    /// use strata::{Db, Options, ReadOptions, WriteOptions};
+    /// let db = Db::open(dir.path(), Options::default())?;
+    /// for k in ["a1", "a2", "b1"] {
+    ///     db.put(&WriteOptions::default(), k.as_bytes(), b"v")?;
+    /// }
+    /// let mut it = db.iter(&ReadOptions { prefix: Some(b"a".to_vec()), ..ReadOptions::new() })?;
+    /// it.seek_to_last();
+    /// let mut keys = Vec::new();
+    /// while it.valid() {
+    ///     keys.push(it.key().to_vec());
+    ///     it.prev();
+    /// }
+    /// it.status()?;
+    /// assert_eq!(keys, vec![b"a2".to_vec(), b"a1".to_vec()]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn iter(&self, opts: &ReadOptions) -> Result<DbIterator> {
         DbIterator::new(Arc::clone(&self.inner), opts)
     }
 
     /// A consistent point-in-time view for reads and iterators.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir()?;
+    /// use strata::{Db, Options, ReadOptions, WriteOptions};
+    /// let db = Db::open(dir.path(), Options::default())?;
+    /// db.put(&WriteOptions::default(), b"k", b"old")?;
+    /// let snap = db.snapshot();
+    /// db.put(&WriteOptions::default(), b"k", b"new")?;
+    /// let at = ReadOptions { snapshot: Some(snap), ..ReadOptions::new() };
+    /// assert_eq!(db.get(&at, b"k")?, Some(b"old".to_vec()));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn snapshot(&self) -> Snapshot {
         self.inner.snapshots.acquire(self.inner.last_sequence.load(Ordering::Acquire))
     }
 
     /// Flushes the memtable to an SST file and waits until it is done.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir()?;
+    /// use strata::{Db, Options, WriteOptions};
+    /// let db = Db::open(dir.path(), Options::default())?;
+    /// db.put(&WriteOptions::default(), b"k", b"v")?;
+    /// db.flush()?;
+    /// assert_eq!(db.property("strata.num-files-at-level0").as_deref(), Some("1"));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn flush(&self) -> Result<()> {
         if self.inner.read_only {
             return Err(Error::ReadOnly);
@@ -176,6 +285,16 @@ impl Db {
     }
 
     /// Compacts every file overlapping `[start, end]` (None = unbounded) down to the last level.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir()?;
+    /// use strata::{Db, Options, WriteOptions};
+    /// let db = Db::open(dir.path(), Options::default())?;
+    /// db.put(&WriteOptions::default(), b"k", b"v")?;
+    /// db.compact_range(None, None)?; // everything ends up in the last level
+    /// assert_eq!(db.property("strata.num-files-at-level0").as_deref(), Some("0"));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn compact_range(&self, start: Option<&[u8]>, end: Option<&[u8]>) -> Result<()> {
         if self.inner.read_only {
             return Err(Error::ReadOnly);
@@ -189,6 +308,15 @@ impl Db {
     /// `strata.total-sst-files-size`, `strata.total-blob-file-size`, `strata.background-error`,
     /// `strata.num-snapshots`, `strata.histograms` (latency percentiles) and `strata.prometheus`
     /// (counters, gauges and histograms in the Prometheus text exposition format).
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir()?;
+    /// use strata::{Db, Options};
+    /// let db = Db::open(dir.path(), Options::default())?;
+    /// println!("{}", db.property("strata.stats").unwrap_or_default());
+    /// assert!(db.property("strata.no-such-property").is_none());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn property(&self, name: &str) -> Option<String> {
         self.inner.property(name)
     }
@@ -210,6 +338,15 @@ impl Db {
 
     /// Stops background work, syncs the WAL and releases the lock once every clone is gone.
     /// Returns the background error, if one put the database into read-only mode.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir()?;
+    /// use strata::{Db, Options};
+    /// let db = Db::open(dir.path(), Options::default())?;
+    /// db.close()?;
+    /// let again = Db::open(dir.path(), Options::default())?; // the lock was released
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn close(self) -> Result<()> {
         let err = self.inner.background_error();
         drop(self);
