@@ -273,3 +273,20 @@ fn compact_merges_level_0_into_one_file() {
     let stats: serde_json::Value = serde_json::from_str(&ok(&["stats", &d, "--json"])).unwrap();
     assert_eq!(stats["levels"][0]["files"], 0, "{stats}");
 }
+
+#[test]
+fn commands_use_the_options_the_database_was_opened_with() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("db");
+    {
+        let opts = Options { merge_operator: strata::merge::builtin("uint64add"), ..Options::default() };
+        let db = Db::open(&dir, opts).unwrap();
+        for _ in 0..3 {
+            db.merge(&WriteOptions::default(), b"hits", &1u64.to_le_bytes()).unwrap();
+        }
+    }
+    // The merge operator comes from the database's OPTIONS file, so the operands resolve.
+    let flag = db_flag(&dir);
+    let got = ok(&["get", &flag, "--hex", "0x68697473"]);
+    assert!(got.contains("0300000000000000"), "{got}");
+}

@@ -187,16 +187,28 @@ pub fn run(cmd: AdminCommand) -> Result<ExitCode> {
     Ok(ExitCode::from(code))
 }
 
+/// The options the database was last opened with (its newest OPTIONS file), so writes made here
+/// use its compression and block size and merges resolve with its merge operator; defaults for a
+/// directory without one. A damaged OPTIONS file is an error, not silently replaced.
+fn db_options(path: &Path) -> Result<Options> {
+    match Options::load_latest(path) {
+        Ok(opts) => Ok(opts),
+        Err(strata::Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+            Ok(Options::default())
+        }
+        Err(e) => Err(e).with_context(|| format!("cannot read the OPTIONS file of {}", path.display())),
+    }
+}
+
 /// Opens for reading without a lock and without touching the directory.
 fn open_read_only(path: &Path) -> Result<Db> {
-    Db::open_read_only(path, Options::default())
+    Db::open_read_only(path, db_options(path)?)
         .with_context(|| format!("cannot open database {} read-only", path.display()))
 }
 
-/// Opens for writing (takes the lock). Uses default options: strata does not read its OPTIONS
-/// file back yet, so files written here use the default block size and compression.
+/// Opens for writing (takes the lock), with the options the database was last opened with.
 fn open_writable(path: &Path, create_if_missing: bool) -> Result<Db> {
-    let opts = Options { create_if_missing, ..Options::default() };
+    let opts = Options { create_if_missing, error_if_exists: false, ..db_options(path)? };
     Db::open(path, opts).with_context(|| format!("cannot open database {}", path.display()))
 }
 
