@@ -664,3 +664,18 @@ fn any_single_failure_or_crash_during_open_is_survivable() {
     assert!(existing_errors > 0 && new_errors > 0);
     assert_no_engine_panics();
 }
+
+/// A clean close makes `sync=false` writes durable, including those in a WAL created by a
+/// memtable switch whose directory entry was never synced by a synced write.
+#[test]
+fn clean_close_makes_unsynced_writes_survive_power_loss() {
+    watch_background_panics();
+    let mem = MemFs::new();
+    let db = open(Arc::new(mem.clone()), "open");
+    let (mut h, mut rng) = (History::new(), Rng::new(21));
+    write_batches(&db, &mut h, &mut rng, 600, &NO_SYNC);
+    db.close().unwrap();
+    let db = open(Arc::new(mem.crash_clone(CrashMode::DropUnsynced)), "power loss after close");
+    check_exact(&db, &h.state_after(h.len()), "power loss after a clean close");
+    assert_no_engine_panics();
+}

@@ -280,7 +280,14 @@ impl DbInner {
 
     /// Syncs the WAL (used at close so `sync=false` writes also survive power loss after close).
     pub(crate) fn sync_wal(&self) -> Result<()> {
-        self.leader.lock().wal.sync()
+        let mut leader = self.leader.lock();
+        if !leader.wal_dir_synced {
+            self.fs.sync_dir(&self.dir)?;
+            leader.wal_dir_synced = true;
+        }
+        leader.wal.sync()?;
+        leader.wal_unsynced = false;
+        Ok(())
     }
 }
 
