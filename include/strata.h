@@ -84,6 +84,14 @@ void strata_options_set_min_blob_size(strata_options_t* options, size_t v);
 void strata_options_set_merge_operator_builtin(strata_options_t* options, const char* name,
                                                char** errptr);
 
+/* Options read from an options file in the layout of the OPTIONS-NNNNNN files a database keeps
+ * (RocksDB-style INI). Returns NULL and sets *errptr on error; an unknown option names its line.
+ * Free with strata_options_destroy. */
+strata_options_t* strata_options_load(const char* path, char** errptr);
+/* The options the database in directory `name` was last opened with (its newest OPTIONS file).
+ * Returns NULL and sets *errptr on error. */
+strata_options_t* strata_options_load_latest(const char* name, char** errptr);
+
 /* ---- Open and close ---------------------------------------------------------------------- */
 
 /* Opens the database in directory `name`. Returns NULL and sets *errptr on error. The options

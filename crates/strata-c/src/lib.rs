@@ -262,6 +262,40 @@ pub extern "C" fn strata_options_create() -> *mut strata_options_t {
     })
 }
 
+/// Options read from an options file (the INI layout of `OPTIONS-NNNNNN`); NULL and `*errptr`
+/// set on error (an unknown option names its line).
+#[no_mangle]
+pub unsafe extern "C" fn strata_options_load(
+    path: *const c_char,
+    errptr: *mut *mut c_char,
+) -> *mut strata_options_t {
+    let r = guard(|| {
+        // SAFETY: `path` is NULL or a NUL-terminated string (header contract).
+        let path = path_from(unsafe { c_str(path, "path") }?)?;
+        let opts = Options::load(path).map_err(err_str)?;
+        Ok(into_raw(strata_options_t { opts, errors: BTreeMap::new() }))
+    });
+    // SAFETY: `errptr` is NULL or a writable `char*` holding NULL or a malloc'd message (header).
+    unsafe { finish(errptr, r, ptr::null_mut()) }
+}
+
+/// The options the database in directory `name` was last opened with (its newest
+/// `OPTIONS-NNNNNN`); NULL and `*errptr` set on error.
+#[no_mangle]
+pub unsafe extern "C" fn strata_options_load_latest(
+    name: *const c_char,
+    errptr: *mut *mut c_char,
+) -> *mut strata_options_t {
+    let r = guard(|| {
+        // SAFETY: `name` is NULL or a NUL-terminated string (header contract).
+        let dir = path_from(unsafe { c_str(name, "name") }?)?;
+        let opts = Options::load_latest(dir).map_err(err_str)?;
+        Ok(into_raw(strata_options_t { opts, errors: BTreeMap::new() }))
+    });
+    // SAFETY: `errptr` is NULL or a writable `char*` holding NULL or a malloc'd message (header).
+    unsafe { finish(errptr, r, ptr::null_mut()) }
+}
+
 /// Frees open options.
 #[no_mangle]
 pub unsafe extern "C" fn strata_options_destroy(options: *mut strata_options_t) {

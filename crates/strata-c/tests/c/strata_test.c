@@ -393,6 +393,26 @@ int main(int argc, char** argv) {
   CHECK(strata_open(options, path, &err) == NULL);
   EXPECT_ERR(err, "exists");
 
+  /* The database kept the options it was opened with: load them and open with them. */
+  {
+    strata_options_t* saved = strata_options_load_latest(path, &err);
+    CHECK_NO_ERR(err);
+    CHECK(saved != NULL);
+    db = strata_open(saved, path, &err);
+    CHECK_NO_ERR(err);
+    {
+      size_t len = 0;
+      char* v = strata_get(db, ro, "counter", 7, &len, &err); /* needs the saved merge operator */
+      CHECK_NO_ERR(err);
+      CHECK(v != NULL && len == 8 && load_u64_le(v) == 11);
+      strata_free(v);
+    }
+    strata_close(db);
+    strata_options_destroy(saved);
+    CHECK(strata_options_load("/nonexistent/OPTIONS-000001", &err) == NULL);
+    EXPECT_ERR(err, "nonexistent");
+  }
+
   strata_writeoptions_destroy(wo);
   strata_readoptions_destroy(ro);
   strata_options_destroy(options);
