@@ -157,14 +157,20 @@ impl DbIterator {
 
     /// Positions at the last key `< bound`.
     fn seek_before(&mut self, bound: &[u8]) {
-        self.iter.seek(&key::seek_key(bound, MAX_SEQ));
+        self.place_internal_before(bound);
+        self.find_prev_user_entry();
+    }
+
+    /// Puts the internal iterator on the last entry whose user key is `< user_key` (the
+    /// reverse-direction invariant) and sets the direction to reverse.
+    fn place_internal_before(&mut self, user_key: &[u8]) {
+        self.iter.seek(&key::seek_key(user_key, MAX_SEQ));
         if self.iter.valid() {
             self.iter.prev();
         } else if self.iter.status().is_ok() {
             self.iter.seek_to_last();
         }
         self.direction = Direction::Reverse;
-        self.find_prev_user_entry();
     }
 
     /// Moves to the next key. Requires `valid()`.
@@ -186,13 +192,9 @@ impl DbIterator {
             return;
         }
         if self.direction == Direction::Forward {
-            self.iter.seek(&key::seek_key(&self.key, MAX_SEQ));
-            if self.iter.valid() {
-                self.iter.prev();
-            } else if self.iter.status().is_ok() {
-                self.iter.seek_to_last();
-            }
-            self.direction = Direction::Reverse;
+            let current = std::mem::take(&mut self.key);
+            self.place_internal_before(&current);
+            self.key = current;
         }
         self.find_prev_user_entry();
     }
