@@ -57,6 +57,25 @@ pub struct EngineOptions {
 }
 
 impl EngineOptions {
+    /// Engine defaults for a fresh database at `path` (for tests of the engines).
+    #[cfg(test)]
+    pub fn for_test(path: &Path) -> Self {
+        Self {
+            path: path.to_path_buf(),
+            use_existing: false,
+            cache_size: 8 << 20,
+            bloom_bits: Some(10),
+            write_buffer_size: None,
+            compression: "none".into(),
+            min_blob_size: None,
+            merge_operator: None,
+            max_write_buffer_number: None,
+            target_file_size: None,
+            level0_compaction_trigger: None,
+            block_size: None,
+        }
+    }
+
     /// The options for the database at `path`.
     pub fn from_flags(f: &Flags, path: &Path) -> Self {
         Self {
@@ -76,6 +95,17 @@ impl EngineOptions {
     }
 }
 
+/// The engines this binary was built with; the optional ones need their cargo feature.
+pub const ENGINES: &[&str] = &[
+    "strata",
+    "memory",
+    #[cfg(feature = "rocksdb")]
+    "rocksdb",
+];
+
+/// Optional engines and the cargo feature that builds each one in.
+const OPTIONAL: &[&str] = &["rocksdb"];
+
 /// Opens the engine named by `--engine`. With `fresh`, whatever is at the path is removed first.
 pub fn open(engine: &str, opts: &EngineOptions, fresh: bool) -> Result<Arc<dyn BenchDb>> {
     if fresh {
@@ -84,7 +114,21 @@ pub fn open(engine: &str, opts: &EngineOptions, fresh: bool) -> Result<Arc<dyn B
     match engine {
         "memory" => Ok(Arc::new(super::engine_mem::MemDb::new(opts)?)),
         "strata" => open_strata(opts),
-        other => bail!("unknown engine {other:?}"),
+        #[cfg(feature = "rocksdb")]
+        "rocksdb" => Ok(Arc::new(super::engine_rocksdb::RocksDb::open(opts)?)),
+        other => bail!("{}", unknown_engine(other)),
+    }
+}
+
+/// Why `name` cannot be run by this binary.
+pub fn unknown_engine(name: &str) -> String {
+    if OPTIONAL.contains(&name) {
+        format!(
+            "this strata binary was built without the {name} engine: build it with \
+             `cargo build --release -p strata-cli --features {name}`"
+        )
+    } else {
+        format!("unknown engine {name:?} (this binary has: {})", ENGINES.join(", "))
     }
 }
 
@@ -121,4 +165,23 @@ fn destroy(path: &Path) -> Result<()> {
     std::fs::create_dir_all(path)?;
     std::fs::write(path.join(MARKER), b"")?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_built_in_engine_opens_and_the_others_are_explained() {
+        for name in ENGINES {
+            let dir = tempfile::tempdir().unwrap();
+            let db = open(name, &EngineOptions::for_test(dir.path()), true).unwrap();
+            db.put(b"k", b"v", false, false).unwrap();
+            assert_eq!(db.get(b"k").unwrap(), Some(b"v".to_vec()), "{name}");
+        }
+        for name in OPTIONAL.iter().filter(|n| !ENGINES.contains(n)) {
+            assert!(unknown_engine(name).contains(&format!("--features {name}")));
+        }
+        assert!(unknown_engine("nosuch").contains("this binary has: strata, memory"));
+    }
 }

@@ -183,13 +183,19 @@ pub static FLAGS: &[FlagSpec] = &[
         "strata: values this long go to blob files (engine default if unset)",
         |f, v| set_some(&mut f.min_blob_size, v),
     ),
-    flag("engine", DEFAULT_ENGINE, "strata: engine to run (strata, memory)", |f, v| match v {
-        "strata" | "memory" => {
-            f.engine = v.to_string();
-            Ok(())
-        }
-        _ => Err(format!("unknown engine {v:?} (expected strata or memory)")),
-    }),
+    flag(
+        "engine",
+        DEFAULT_ENGINE,
+        "strata: engine to run (strata, memory; rocksdb with its feature)",
+        |f, v| {
+            if super::engine::ENGINES.contains(&v) {
+                f.engine = v.to_string();
+                Ok(())
+            } else {
+                Err(super::engine::unknown_engine(v))
+            }
+        },
+    ),
     flag("pattern", "", "strata: run a step sequence instead of --benchmarks (forestdb)", |f, v| match v {
         "" => Ok(()),
         "forestdb" => {

@@ -11,6 +11,8 @@ mod compare_table;
 mod dbbench_output;
 mod engine;
 mod engine_mem;
+#[cfg(feature = "rocksdb")]
+mod engine_rocksdb;
 mod engine_strata;
 mod flags;
 mod histogram;
