@@ -2,6 +2,8 @@
 //! `strata check`, garbage collection and tests. This module must never return bytes that did not
 //! pass their checksum or that belong to a different key, and must never panic on any bytes.
 
+use std::ops::Range;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use super::format::{self, BlobPointer, Footer, RecordView, FLAG_COMPRESSED, FOOTER_LEN, HEADER_LEN};
@@ -14,6 +16,11 @@ use crate::version::edit::BlobFileMeta;
 /// Bytes read at once while walking a file record by record.
 const WALK_CHUNK: usize = 1 << 20;
 
+/// A mapped file remembers one verified record start per granule of this many bytes: 0.8% of
+/// the file in memory, and with values of a few hundred bytes or more most granules hold one
+/// record start, so a re-read of a record mostly skips its checksum.
+const VERIFIED_GRANULE: u64 = 1024;
+
 /// An open blob file; shared by all readers (`get` takes `&self`).
 pub struct BlobReader {
     file: Arc<dyn RandomAccessFile>,
@@ -21,6 +28,12 @@ pub struct BlobReader {
     compression: Compression,
     /// End of the record area (start of the footer).
     data_end: u64,
+    /// Mapped files only: slot `offset / VERIFIED_GRANULE` holds `offset + 1` of the last record
+    /// starting in that granule whose checksum and key passed (0 = none). Records sharing a
+    /// granule only cost a re-verification; a record is never taken as verified by mistake.
+    /// The mapping is read-only and the file immutable, so a checked record stays checked, as a
+    /// block does once it is in a block cache.
+    verified: Box<[AtomicU64]>,
 }
 
 impl std::fmt::Debug for BlobReader {
@@ -44,7 +57,15 @@ impl BlobReader {
         let mut header = [0u8; HEADER_LEN];
         file.read_exact_at(0, &mut header)?;
         let compression = format::decode_header(&header, file_number)?;
-        Ok(Self { file, file_number, compression, data_end: size - FOOTER_LEN as u64 })
+        let data_end = size - FOOTER_LEN as u64;
+        let slots = if file.mapped().is_some() { data_end / VERIFIED_GRANULE + 1 } else { 0 };
+        let verified = (0..slots).map(|_| AtomicU64::new(0)).collect();
+        Ok(Self { file, file_number, compression, data_end, verified })
+    }
+
+    /// The file's number.
+    pub fn file_number(&self) -> u64 {
+        self.file_number
     }
 
     /// The compression of this file's records.
@@ -62,27 +83,52 @@ impl BlobReader {
 
     /// Like [`BlobReader::get`], replacing the contents of `out` (so a scan reuses one buffer).
     pub fn get_into(&self, ptr: &BlobPointer, user_key: &[u8], out: &mut Vec<u8>) -> Result<()> {
-        self.check_pointer(ptr)?;
-        let size =
-            usize::try_from(ptr.size).map_err(|_| self.corrupt(ptr.offset, "record size too large"))?;
-        if let Some(map) = self.file.mapped() {
+        if let Some(rec) = self.mapped_record(ptr)? {
             // Borrow the record from the mapping: one copy of the value, no buffer to zero.
-            let start = usize::try_from(ptr.offset).ok();
-            let rec = start.and_then(|s| map.get(s..s.checked_add(size)?));
-            let rec = rec.ok_or_else(|| self.corrupt(ptr.offset, "record outside the mapped file"))?;
             return self.value_of(rec, ptr.offset, user_key, out);
         }
-        let mut rec = vec![0u8; size];
+        let mut rec = vec![0u8; self.record_size(ptr)?];
         self.file.read_exact_at(ptr.offset, &mut rec)?;
         self.value_of(&rec, ptr.offset, user_key, out)
     }
 
+    /// Where the value `ptr` points to lies in the file's mapping, after the same checks as
+    /// [`BlobReader::get`]: the zero-copy read of an iterator. `None` when the file is not
+    /// mapped or the value is stored compressed; use `get_into` then.
+    pub fn mapped_value(&self, ptr: &BlobPointer, user_key: &[u8]) -> Result<Option<Range<usize>>> {
+        let Some(rec) = self.mapped_record(ptr)? else { return Ok(None) };
+        let view = self.checked_view(rec, ptr.offset, user_key)?;
+        if view.flags & FLAG_COMPRESSED != 0 {
+            return Ok(None);
+        }
+        // `mapped_record` proved the record's range fits in usize and in the mapping.
+        let start = ptr.offset as usize;
+        Ok(Some(start + view.stored.start..start + view.stored.end))
+    }
+
+    /// The bytes of a range returned by [`BlobReader::mapped_value`] (empty for any other range).
+    pub fn mapped_bytes(&self, range: Range<usize>) -> &[u8] {
+        self.file.mapped().and_then(|m| m.get(range)).unwrap_or_default()
+    }
+
+    /// The record `ptr` names, borrowed from the mapping; `None` when the file is not mapped.
+    fn mapped_record(&self, ptr: &BlobPointer) -> Result<Option<&[u8]>> {
+        let size = self.record_size(ptr)?;
+        let Some(map) = self.file.mapped() else { return Ok(None) };
+        let start = usize::try_from(ptr.offset).ok();
+        let rec = start.and_then(|s| map.get(s..s.checked_add(size)?));
+        rec.map(Some).ok_or_else(|| self.corrupt(ptr.offset, "record outside the mapped file"))
+    }
+
+    /// Checks the pointer against this file and returns the record's size.
+    fn record_size(&self, ptr: &BlobPointer) -> Result<usize> {
+        self.check_pointer(ptr)?;
+        usize::try_from(ptr.size).map_err(|_| self.corrupt(ptr.offset, "record size too large"))
+    }
+
     /// Checks a record's framing, checksum and key, and puts its (decompressed) value in `out`.
     fn value_of(&self, rec: &[u8], offset: u64, user_key: &[u8], out: &mut Vec<u8>) -> Result<()> {
-        let view = format::parse_record(rec).map_err(|why| self.corrupt(offset, why))?;
-        if rec.get(view.key.clone()) != Some(user_key) {
-            return Err(self.corrupt(offset, "record belongs to a different key"));
-        }
+        let view = self.checked_view(rec, offset, user_key)?;
         if view.flags & FLAG_COMPRESSED == 0 {
             out.clear();
             out.extend_from_slice(rec.get(view.stored.clone()).unwrap_or_default());
@@ -90,6 +136,22 @@ impl BlobReader {
         }
         *out = self.decompress(rec, &view, offset)?;
         Ok(())
+    }
+
+    /// Checks a record's framing and key, and its checksum unless this mapped record already
+    /// passed it (see `verified`).
+    fn checked_view(&self, rec: &[u8], offset: u64, user_key: &[u8]) -> Result<RecordView> {
+        let slot = self.verified.get((offset / VERIFIED_GRANULE) as usize);
+        let known_good = slot.is_some_and(|s| s.load(Ordering::Relaxed) == offset + 1);
+        let view = if known_good { format::check_layout(rec) } else { format::parse_record(rec) };
+        let view = view.map_err(|why| self.corrupt(offset, why))?;
+        if rec.get(view.key.clone()) != Some(user_key) {
+            return Err(self.corrupt(offset, "record belongs to a different key"));
+        }
+        if let (Some(s), false) = (slot, known_good) {
+            s.store(offset + 1, Ordering::Relaxed);
+        }
+        Ok(view)
     }
 
     fn check_pointer(&self, ptr: &BlobPointer) -> Result<()> {

@@ -6,10 +6,12 @@
 //! Invariant, moving forward: the internal iterator sits just after the current user key's
 //! entries. Moving backward: just before them. A direction change re-seeks to restore it.
 
+use std::ops::Range;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use super::{DbInner, SuperVersion};
+use crate::blob::{BlobPointer, BlobReader};
 use crate::error::{Error, Result};
 use crate::iter::level::{LevelIterator, TableOpener};
 use crate::iter::merging::MergingIterator;
@@ -36,6 +38,12 @@ pub struct DbIterator {
     valid: bool,
     key: Vec<u8>,
     value: Vec<u8>,
+    /// The blob file of the last blob value read, kept so a scan through one file looks it up
+    /// once rather than per entry.
+    blob_file: Option<Arc<BlobReader>>,
+    /// When set, the current value is these bytes of `blob_file`'s mapping (no copy) instead of
+    /// `value`.
+    mapped_value: Option<Range<usize>>,
     error: Option<Error>,
     _pinned: Arc<SuperVersion>,
     _snapshot: Option<Snapshot>,
@@ -78,6 +86,8 @@ impl DbIterator {
             valid: false,
             key: Vec::new(),
             value: Vec::new(),
+            blob_file: None,
+            mapped_value: None,
             error: None,
             _pinned: pinned,
             _snapshot: opts.snapshot.clone(),
@@ -97,7 +107,10 @@ impl DbIterator {
 
     /// The current value. Requires `valid()`.
     pub fn value(&self) -> &[u8] {
-        &self.value
+        match (&self.mapped_value, &self.blob_file) {
+            (Some(range), Some(file)) => file.mapped_bytes(range.clone()),
+            _ => &self.value,
+        }
     }
 
     /// The first error met, if any.
@@ -213,6 +226,7 @@ impl DbIterator {
     /// Finds the next visible user entry at or after the internal position.
     fn find_next_user_entry(&mut self) {
         self.valid = false;
+        self.mapped_value = None;
         while self.iter.valid() {
             let Some(p) = key::parse(self.iter.key()) else {
                 return self.fail(Error::corruption("undecodable internal key in iterator"));
@@ -251,7 +265,7 @@ impl DbIterator {
                 Ok(true)
             }
             ValueKind::Blob => {
-                self.db.read_blob_into(&self.key, self.iter.value(), &mut self.value)?;
+                self.read_blob_value()?;
                 Ok(true)
             }
             ValueKind::Merge => {
@@ -289,9 +303,27 @@ impl DbIterator {
         }
     }
 
+    /// Reads the blob value the internal iterator's entry points to: borrowed from the file's
+    /// mapping when it is stored raw, else copied (decompressed) into `value`.
+    fn read_blob_value(&mut self) -> Result<()> {
+        let ptr = BlobPointer::decode(self.iter.value())?;
+        let file = match self.blob_file.take() {
+            Some(f) if f.file_number() == ptr.file_number => f,
+            _ => self.db.table_cache.blob(ptr.file_number)?,
+        };
+        self.db.stats.blob_reads.fetch_add(1, Ordering::Relaxed);
+        let file = self.blob_file.insert(file);
+        match file.mapped_value(&ptr, &self.key)? {
+            Some(range) => self.mapped_value = Some(range),
+            None => file.get_into(&ptr, &self.key, &mut self.value)?,
+        }
+        Ok(())
+    }
+
     /// Finds the previous visible user entry ending at the internal position.
     fn find_prev_user_entry(&mut self) {
         self.valid = false;
+        self.mapped_value = None;
         while self.iter.valid() {
             let uk = key::user_key(self.iter.key()).to_vec();
             if self.lower.as_deref().is_some_and(|l| uk.as_slice() < l) {
