@@ -6,6 +6,7 @@
 //! directory's lifetime. Must not: hold benchmark logic (workloads.rs), formats (report.rs)
 //! or engine calls (engine.rs and its implementations).
 
+mod child;
 mod compare;
 mod compare_table;
 mod dbbench_output;
