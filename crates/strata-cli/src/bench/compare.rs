@@ -252,7 +252,7 @@ fn find_peerbench(given: Option<&Path>) -> Result<PathBuf> {
         ],
     };
     if let Some(found) = candidates.iter().find(|p| p.is_file()) {
-        return Ok(found.clone());
+        return Ok(std::fs::canonicalize(found).unwrap_or_else(|_| found.clone()));
     }
     let tried: Vec<String> = candidates.iter().map(|p| p.display().to_string()).collect();
     bail!(

@@ -158,7 +158,10 @@ fn best_other(engines: &[EngineRounds], label: &str, rows: &[Row]) -> Option<Str
 fn legend(engines: &[EngineRounds]) -> String {
     let counts: Vec<usize> = engines.iter().map(|e| e.rounds.len()).collect();
     let rounds = if counts.windows(2).all(|w| w[0] == w[1]) {
-        format!("{} rounds per engine", counts.first().copied().unwrap_or(0))
+        match counts.first().copied().unwrap_or(0) {
+            1 => "1 round per engine".to_string(),
+            n => format!("{n} rounds per engine"),
+        }
     } else {
         let each: Vec<String> = engines.iter().map(|e| format!("{} {}", e.name, e.rounds.len())).collect();
         format!("rounds: {}", each.join(", "))
@@ -237,7 +240,7 @@ pub fn markdown(engines: &[EngineRounds]) -> String {
         }
         s.push('\n');
     }
-    s.push_str(&legend(engines).replace('\n', " ").replace("  ", " "));
+    s.push_str(legend(engines).replace('\n', " ").replace("  ", " ").trim_end());
     s.push('\n');
     s
 }
