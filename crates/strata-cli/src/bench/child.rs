@@ -43,11 +43,14 @@ pub fn run(program: &Path, args: &[String]) -> Result<ChildRun> {
         err_pipe.read_to_end(&mut buf).map(|_| buf)
     });
     let mut out = Vec::new();
-    child.stdout.take().context("child stdout")?.read_to_end(&mut out).context("reading child stdout")?;
-    let err = err_reader.join().map_err(|_| anyhow::anyhow!("stderr reader panicked"))??;
+    let read = child.stdout.take().map(|mut p| p.read_to_end(&mut out));
+    let err = err_reader.join().map_err(|_| anyhow::anyhow!("stderr reader panicked"))?;
     let pid = libc::pid_t::try_from(child.id()).context("child pid out of range")?;
     // `child` is reaped here, not by std: it must not be waited for again (Child's drop does not).
+    // Reaped before a read error is reported, so no zombie is left behind.
     let (status, usage) = wait4(pid).with_context(|| format!("waiting for {}", program.display()))?;
+    read.context("child stdout")?.context("reading child stdout")?;
+    let err = err.context("reading child stderr")?;
     Ok(ChildRun {
         status: ExitStatus::from_raw(status),
         stdout: String::from_utf8_lossy(&out).into_owned(),
