@@ -4,6 +4,8 @@
 # each, medians and ratios per workload. Writes the raw tables to OUT (default
 # target/bench-all.txt) and the throughput-over-time pictures for fillrandom and overwrite to
 # docs/img/. Takes roughly 20-30 minutes on 2 cores at ROUNDS=3.
+# (compare's default --engines=strata,db_bench; scripts/bench-vs-peers.sh runs the same workloads
+# on strata, RocksDB 10.4.2 and the peerbench engines.)
 #   scripts/bench-all.sh [ROUNDS] [WORKLOAD...]
 #   workloads: fillseq fillrandom overwrite readrandom readscale rmw syncwrite rangescan
 #              readwhilewriting pattern

@@ -1,6 +1,7 @@
 //! `strata bench compare` through the real binary: the `--` separator survives the subcommand
 //! parser, strata re-executes itself, and the table comes out. Runs against RocksDB's db_bench
-//! only where it is installed (scripts/install-peers.sh); elsewhere that test is a no-op.
+//! only where it is installed (scripts/install-peers.sh); elsewhere that test is a no-op. The
+//! peerbench engines are covered by the unit tests (their command lines), not run here.
 
 use std::process::Command;
 
@@ -29,10 +30,56 @@ fn compare_prints_a_side_by_side_table() {
         "--compression_type=none",
     ]);
     assert!(ok, "{out}\n{err}");
-    let row = out.lines().find(|l| l.starts_with("readrandom ") && l.contains("ops/sec")).expect(&out);
-    assert!(row.trim_end().ends_with('x'), "a ratio: {row}");
-    assert!(out.contains("P99.99 us") && out.contains("(after the step)     DB MB"), "{out}");
-    assert!(out.contains("round 1/1 rocksdb load: fillseq"), "{out}");
+    let rows = table_rows(&out);
+    assert_eq!(rows.len(), 2, "{out}");
+    assert_eq!(rows[0].split_whitespace().take(2).collect::<Vec<_>>(), ["readrandom", "strata"], "{out}");
+    assert!(rows[1].trim_start().starts_with("db_bench ") && rows[1].contains('x'), "a ratio: {}", rows[1]);
+    assert!(out.contains("P99.99 us") && out.contains("RSS MB") && out.contains("write B/op"), "{out}");
+    assert!(out.contains("round 1/1 db_bench load") && out.contains(": fillseq"), "{out}");
+    assert!(out.contains("readrandom: strata / best other engine = "), "{out}");
+}
+
+/// The lines of the text table between its header and the blank line after it.
+fn table_rows(out: &str) -> Vec<&str> {
+    out.lines().skip_while(|l| !l.starts_with("benchmark ")).skip(1).take_while(|l| !l.is_empty()).collect()
+}
+
+#[test]
+fn two_built_in_engines_side_by_side_with_rss_and_writes() {
+    let (ok, out, err) = strata(&[
+        "bench",
+        "compare",
+        "--engines=strata,memory",
+        "--rounds=1",
+        "--",
+        "--benchmarks=fillseq",
+        "--num=1000",
+    ]);
+    assert!(ok, "{out}\n{err}");
+    assert!(out.contains("--engine=memory"), "the command lines are shown: {out}");
+    let rows = table_rows(&out);
+    assert_eq!(rows.len(), 2, "{out}");
+    let first: Vec<&str> = rows[0].split_whitespace().collect();
+    assert_eq!((first[0], first[1], first[3]), ("fillseq", "strata", "1.00x"), "{out}");
+    let rss: f64 = first[9].parse().unwrap();
+    assert!(rss > 0.0, "peak RSS of the child: {}", rows[0]);
+    assert!(rows[1].trim_start().starts_with("memory "), "{out}");
+    assert!(out.contains("fillseq: strata / best other engine = "), "{out}");
+
+    let (ok, md, _) = strata(&[
+        "bench",
+        "compare",
+        "--engines=memory",
+        "--rounds=1",
+        "--markdown",
+        "--",
+        "--benchmarks=fillseq",
+        "--num=100",
+    ]);
+    assert!(
+        ok && md.contains("| benchmark | engine | ops/sec |") && md.contains("| fillseq | memory |"),
+        "{md}"
+    );
 }
 
 #[test]

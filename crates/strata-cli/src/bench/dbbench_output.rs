@@ -1,8 +1,9 @@
 //! Reads db_bench's stdout (RocksDB's or strata's, which prints the same lines) back into
 //! numbers, for `strata bench compare`.
 //!
-//! Owns: recognising result lines (`name : X micros/op Y ops/sec ...`) and the `Percentiles:`
-//! line that follows one, and nothing else of the output.
+//! Owns: recognising result lines (`name : X micros/op Y ops/sec Z seconds N operations; ...`)
+//! and the `Min: .. Max:` and `Percentiles:` lines of the histogram that follows one (with
+//! `--histogram=1`), and nothing else of the output.
 //! Must not: run processes or format anything; a line it does not recognise is skipped, never
 //! an error, because db_bench prints much else (header, histograms, warnings).
 
@@ -12,9 +13,13 @@ pub struct Parsed {
     pub name: String,
     pub micros_per_op: f64,
     pub ops_per_sec: f64,
+    /// The operation count of the result line (`N operations;`), if it has one.
+    pub ops: Option<u64>,
     /// From the `Percentiles:` line, if one followed the result line.
     pub p99: Option<f64>,
     pub p9999: Option<f64>,
+    /// The slowest operation in microseconds, from the histogram's `Min: .. Max: N` line.
+    pub max: Option<f64>,
 }
 
 /// Every result line in `out`, in order, each with the percentiles printed after it.
@@ -27,6 +32,12 @@ pub fn parse(out: &str) -> Vec<Parsed> {
             // Only the first Percentiles line after a result belongs to it.
             if let Some(last) = results.last_mut().filter(|l| l.p99.is_none()) {
                 (last.p99, last.p9999) = (p99, p9999);
+            }
+        } else if let Some(max) = max_line(line) {
+            // The Min/Max line comes before the Percentiles line of the same histogram; one after
+            // the percentiles belongs to a side report (readwhilewriting's bgwriter).
+            if let Some(last) = results.last_mut().filter(|l| l.max.is_none() && l.p99.is_none()) {
+                last.max = Some(max);
             }
         }
     }
@@ -47,13 +58,26 @@ fn result_line(line: &str) -> Option<Parsed> {
     if words.get(1) != Some(&"micros/op") || words.get(3) != Some(&"ops/sec") {
         return None;
     }
+    let ops = match (words.get(6), words.get(7)) {
+        (Some(n), Some(&"operations;" | &"operations")) => n.parse().ok(),
+        _ => None,
+    };
     Some(Parsed {
         name: name.trim().to_string(),
         micros_per_op: words[0].parse().ok()?,
         ops_per_sec: words[2].parse().ok()?,
+        ops,
         p99: None,
         p9999: None,
+        max: None,
     })
+}
+
+/// `Min: 2  Median: 2.4490  Max: 5046`.
+fn max_line(line: &str) -> Option<f64> {
+    let words: Vec<&str> = line.trim_start().strip_prefix("Min:")?.split_whitespace().collect();
+    let i = words.iter().position(|w| *w == "Max:")?;
+    words.get(i + 1)?.parse().ok()
 }
 
 /// `Percentiles: P50: 2.45 P75: 3.26 P99: 20.83 P99.9: 4400.00 P99.99: 5046.00`.
@@ -104,8 +128,10 @@ Percentiles: P50: 2.45 P75: 3.26 P99: 20.83 P99.9: 4400.00 P99.99: 5046.00
                 name: "fillseq".into(),
                 micros_per_op: 8.582,
                 ops_per_sec: 115_740.0,
+                ops: Some(1000),
                 p99: Some(20.83),
                 p9999: Some(5046.0),
+                max: Some(5046.0),
             }]
         );
     }
@@ -114,9 +140,11 @@ Percentiles: P50: 2.45 P75: 3.26 P99: 20.83 P99.9: 4400.00 P99.99: 5046.00
     fn strata_lines_side_reports_and_summary_table_are_told_apart() {
         let out = "\
 readwhilewriting :       3.000 micros/op 600000 ops/sec 0.100 seconds 400 operations; (400 of 400 found)
+Min: 0  Median: 1.0000  Max: 77
 Percentiles: P50: 1.00 P75: 2.00 P99: 9.50 P99.9: 20.00 P99.99: 40.00
   (readwhilewriting background writer, not merged above)
   bgwriter     :      10.000 micros/op 100000 ops/sec 0.100 seconds 50 operations;
+Min: 0  Median: 1.0000  Max: 999
 Percentiles: P50: 1.00 P75: 2.00 P99: 99.00 P99.9: 99.00 P99.99: 99.00
 compact      :   12345.000 micros/op 81 ops/sec 0.012 seconds 1 operations;
 Summary compact: db_size 1.0 MB, disk write n/a bytes/op, peak RSS n/a, P99 1.00 P99.99 1.00 Max 1 us
@@ -127,7 +155,30 @@ compact                  81  12345.000      1.00      1.00
         let r = parse(out);
         assert_eq!(r.len(), 2, "{r:?}");
         assert_eq!((r[0].name.as_str(), r[0].p99, r[0].p9999), ("readwhilewriting", Some(9.5), Some(40.0)));
+        assert_eq!((r[0].ops, r[0].max), (Some(400), Some(77.0)), "the bgwriter's Max is not the readers'");
         assert_eq!((r[1].name.as_str(), r[1].ops_per_sec, r[1].p99), ("compact", 81.0, None));
+        assert_eq!((r[1].ops, r[1].max), (Some(1), None));
+    }
+
+    /// `target/peerbench --engine=lmdb --benchmarks=fillrandom --num=2000 --histogram=1`, stdout.
+    #[test]
+    fn peerbench_output_parses_like_db_bench() {
+        let out = "\
+LMDB 0.9.24: (July 24, 2019) (peerbench)
+DB path:    [/tmp/pbx]
+------------------------------------------------
+fillrandom   :      13.157 micros/op 76002 ops/sec 0.026 seconds 2000 operations;    8.4 MB/s
+Microseconds per write:
+Count: 2000 Average: 13.1560  StdDev: 256.77
+Min: 2  Median: 3.3777  Max: 9868
+Percentiles: P50: 3.38 P75: 3.77 P99: 11.15 P99.9: 3650.00 P99.99: 9240.00
+------------------------------------------------------
+
+close        : 0.003 seconds (engine shutdown; WT final checkpoint / LMDB sync; not included above)
+";
+        let r = parse(out);
+        assert_eq!(r.len(), 1, "the close line is not a result: {r:?}");
+        assert_eq!((r[0].ops, r[0].p99, r[0].max), (Some(2000), Some(11.15), Some(9868.0)));
     }
 
     #[test]

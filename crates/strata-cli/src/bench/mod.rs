@@ -6,7 +6,9 @@
 //! directory's lifetime. Must not: hold benchmark logic (workloads.rs), formats (report.rs)
 //! or engine calls (engine.rs and its implementations).
 
+mod child;
 mod compare;
+mod compare_engines;
 mod compare_table;
 mod dbbench_output;
 mod engine;
