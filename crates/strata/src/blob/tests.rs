@@ -233,3 +233,70 @@ proptest! {
         let _ = BlobPointer::decode(&bytes);
     }
 }
+
+/// A file whose bytes are also handed out as a mapping, like the POSIX filesystem's files.
+struct MappedRandom(Vec<u8>);
+
+impl RandomAccessFile for MappedRandom {
+    fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
+        MemRandom(self.0.clone()).read_exact_at(offset, buf)
+    }
+    fn size(&self) -> u64 {
+        self.0.len() as u64
+    }
+    fn mapped(&self) -> Option<&[u8]> {
+        Some(&self.0)
+    }
+}
+
+fn open_mapped(data: Vec<u8>) -> Result<BlobReader> {
+    BlobReader::open(Arc::new(MappedRandom(data)), FILE_NO)
+}
+
+#[test]
+fn mapped_values_are_borrowed_and_rereads_stay_correct() {
+    let entries = entries();
+    for kind in kinds() {
+        let (data, ptrs) = write_file(kind, &entries);
+        let r = open_mapped(data).unwrap();
+        for _pass in 0..2 {
+            for ((k, v), p) in entries.iter().zip(&ptrs) {
+                assert!(r.get(p, k).unwrap() == *v, "{kind:?} {k:?}");
+                match r.mapped_value(p, k).unwrap() {
+                    Some(range) => assert!(r.mapped_bytes(range) == v.as_slice(), "{kind:?} {k:?}"),
+                    // Only compressed records are not borrowed.
+                    None => assert!(kind != Compression::None, "{k:?}"),
+                }
+                assert!(r.mapped_value(p, b"another key").unwrap_err().is_corruption());
+            }
+        }
+        assert!(r.mapped_bytes(usize::MAX - 1..usize::MAX).is_empty());
+    }
+}
+
+#[test]
+fn a_verified_neighbour_does_not_vouch_for_a_corrupt_record() {
+    // Small records share a verification granule: checking one must not mark the others good.
+    let entries: Vec<(Vec<u8>, Vec<u8>)> = (0..8).map(|i| (vec![b'k', i], vec![i; 40])).collect();
+    let (data, ptrs) = write_file(Compression::None, &entries);
+    for victim in 1..ptrs.len() {
+        let mut bad = data.clone();
+        bad[(ptrs[victim].offset + ptrs[victim].size - 1) as usize] ^= 1;
+        let r = open_mapped(bad).unwrap();
+        for _pass in 0..2 {
+            for (i, p) in ptrs.iter().enumerate() {
+                let got = r.mapped_value(p, &entries[i].0);
+                if i == victim {
+                    assert!(got.unwrap_err().is_corruption(), "record {i}");
+                } else {
+                    assert!(r.mapped_bytes(got.unwrap().unwrap()) == entries[i].1.as_slice());
+                }
+            }
+        }
+        // A verified record read through a pointer of the wrong size is still corruption.
+        let good = ptrs[0];
+        r.get(&good, &entries[0].0).unwrap();
+        let wrong = BlobPointer { size: good.size - 1, ..good };
+        assert!(r.get(&wrong, &entries[0].0).unwrap_err().is_corruption());
+    }
+}
