@@ -9,6 +9,7 @@ pub mod block;
 pub mod bloom;
 pub mod builder;
 pub mod format;
+pub mod prefix_index;
 pub mod table;
 
 use std::sync::Arc;

@@ -17,6 +17,7 @@ use crate::key;
 use super::block::{key_prefix, Block, BlockIter};
 use super::bloom::BloomFilter;
 use super::format::{mapped_block_range, read_block, BlockHandle, Footer, TableProperties, FOOTER_LEN};
+use super::prefix_index::PrefixIndex;
 use super::BlockCache;
 
 /// An open, immutable SST file.
@@ -36,7 +37,7 @@ pub struct Table {
     verified: Box<[AtomicU64]>,
     /// `key_prefix` of every index entry, when each index entry is a restart point: lookups
     /// binary-search this dense array (a few cache lines) instead of the index block.
-    index_prefixes: Option<Vec<u64>>,
+    index_prefixes: Option<PrefixIndex>,
 }
 
 const VERIFIED_GRANULE: u64 = 4096;
@@ -84,7 +85,7 @@ impl Table {
         }
         let slots = if file.mapped().is_some() { data_end / VERIFIED_GRANULE + 1 } else { 0 };
         let verified = (0..slots).map(|_| AtomicU64::new(0)).collect();
-        let index_prefixes = index.restart_key_prefixes();
+        let index_prefixes = index.restart_key_prefixes().map(PrefixIndex::new);
         Ok(Table {
             file,
             file_number,
@@ -180,10 +181,8 @@ impl Table {
     fn seek_index(&self, index: &mut BlockIter, lookup: &[u8]) {
         match &self.index_prefixes {
             Some(prefixes) => {
-                let p = key_prefix(key::user_key(lookup));
-                let lo = prefixes.partition_point(|&x| x < p);
-                let hi = lo + prefixes[lo..].partition_point(|&x| x <= p);
-                index.seek_between(lookup, lo, hi);
+                let run = prefixes.equal_range(key_prefix(key::user_key(lookup)));
+                index.seek_between(lookup, run.start, run.end);
             }
             None => index.seek(lookup),
         }
