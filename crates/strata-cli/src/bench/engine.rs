@@ -109,10 +109,12 @@ pub const ENGINES: &[&str] = &[
     "rocksdb",
     #[cfg(feature = "heed")]
     "heed",
+    #[cfg(feature = "fjall")]
+    "fjall",
 ];
 
 /// Optional engines; each one's cargo feature has the engine's name.
-const OPTIONAL: &[&str] = &["rocksdb", "heed"];
+const OPTIONAL: &[&str] = &["rocksdb", "heed", "fjall"];
 
 /// Opens the engine named by `--engine`. With `fresh`, whatever is at the path is removed first.
 pub fn open(engine: &str, opts: &EngineOptions, fresh: bool) -> Result<Arc<dyn BenchDb>> {
@@ -126,6 +128,8 @@ pub fn open(engine: &str, opts: &EngineOptions, fresh: bool) -> Result<Arc<dyn B
         "rocksdb" => Ok(Arc::new(super::engine_rocksdb::RocksDb::open(opts)?)),
         #[cfg(feature = "heed")]
         "heed" => Ok(Arc::new(super::engine_heed::HeedDb::open(opts)?)),
+        #[cfg(feature = "fjall")]
+        "fjall" => Ok(Arc::new(super::engine_fjall::FjallDb::open(opts)?)),
         other => bail!("{}", unknown_engine(other)),
     }
 }

@@ -10,6 +10,8 @@ mod compare;
 mod compare_table;
 mod dbbench_output;
 mod engine;
+#[cfg(feature = "fjall")]
+mod engine_fjall;
 #[cfg(feature = "heed")]
 mod engine_heed;
 mod engine_mem;
