@@ -111,10 +111,12 @@ pub const ENGINES: &[&str] = &[
     "heed",
     #[cfg(feature = "fjall")]
     "fjall",
+    #[cfg(feature = "redb")]
+    "redb",
 ];
 
 /// Optional engines; each one's cargo feature has the engine's name.
-const OPTIONAL: &[&str] = &["rocksdb", "heed", "fjall"];
+const OPTIONAL: &[&str] = &["rocksdb", "heed", "fjall", "redb"];
 
 /// Opens the engine named by `--engine`. With `fresh`, whatever is at the path is removed first.
 pub fn open(engine: &str, opts: &EngineOptions, fresh: bool) -> Result<Arc<dyn BenchDb>> {
@@ -130,6 +132,8 @@ pub fn open(engine: &str, opts: &EngineOptions, fresh: bool) -> Result<Arc<dyn B
         "heed" => Ok(Arc::new(super::engine_heed::HeedDb::open(opts)?)),
         #[cfg(feature = "fjall")]
         "fjall" => Ok(Arc::new(super::engine_fjall::FjallDb::open(opts)?)),
+        #[cfg(feature = "redb")]
+        "redb" => Ok(Arc::new(super::engine_redb::RedbDb::open(opts)?)),
         other => bail!("{}", unknown_engine(other)),
     }
 }

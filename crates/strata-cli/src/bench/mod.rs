@@ -15,6 +15,8 @@ mod engine_fjall;
 #[cfg(feature = "heed")]
 mod engine_heed;
 mod engine_mem;
+#[cfg(feature = "redb")]
+mod engine_redb;
 #[cfg(feature = "rocksdb")]
 mod engine_rocksdb;
 mod engine_strata;
