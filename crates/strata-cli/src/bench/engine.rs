@@ -113,10 +113,12 @@ pub const ENGINES: &[&str] = &[
     "fjall",
     #[cfg(feature = "redb")]
     "redb",
+    #[cfg(feature = "sled")]
+    "sled",
 ];
 
 /// Optional engines; each one's cargo feature has the engine's name.
-const OPTIONAL: &[&str] = &["rocksdb", "heed", "fjall", "redb"];
+const OPTIONAL: &[&str] = &["rocksdb", "heed", "fjall", "redb", "sled"];
 
 /// Opens the engine named by `--engine`. With `fresh`, whatever is at the path is removed first.
 pub fn open(engine: &str, opts: &EngineOptions, fresh: bool) -> Result<Arc<dyn BenchDb>> {
@@ -134,6 +136,8 @@ pub fn open(engine: &str, opts: &EngineOptions, fresh: bool) -> Result<Arc<dyn B
         "fjall" => Ok(Arc::new(super::engine_fjall::FjallDb::open(opts)?)),
         #[cfg(feature = "redb")]
         "redb" => Ok(Arc::new(super::engine_redb::RedbDb::open(opts)?)),
+        #[cfg(feature = "sled")]
+        "sled" => Ok(Arc::new(super::engine_sled::SledDb::open(opts)?)),
         other => bail!("{}", unknown_engine(other)),
     }
 }

@@ -19,6 +19,8 @@ mod engine_mem;
 mod engine_redb;
 #[cfg(feature = "rocksdb")]
 mod engine_rocksdb;
+#[cfg(feature = "sled")]
+mod engine_sled;
 mod engine_strata;
 mod flags;
 mod histogram;
