@@ -44,6 +44,10 @@ pub struct EngineOptions {
     pub path: PathBuf,
     /// Open an existing database (`--use_existing_db`) instead of destroying and recreating it.
     pub use_existing: bool,
+    /// `--sync`: the durability every write of this run asks for. Writes still pass `sync` per
+    /// call; this is for engines whose durability is chosen when the database is opened (LMDB's
+    /// `MDB_NOSYNC`), so they can open in the mode the run measures.
+    pub sync: bool,
     pub cache_size: usize,
     pub bloom_bits: Option<u32>,
     pub write_buffer_size: Option<usize>,
@@ -63,6 +67,7 @@ impl EngineOptions {
         Self {
             path: path.to_path_buf(),
             use_existing: false,
+            sync: false,
             cache_size: 8 << 20,
             bloom_bits: Some(10),
             write_buffer_size: None,
@@ -81,6 +86,7 @@ impl EngineOptions {
         Self {
             path: path.to_path_buf(),
             use_existing: f.use_existing_db,
+            sync: f.sync,
             cache_size: f.cache_size as usize,
             bloom_bits: u32::try_from(f.bloom_bits).ok(),
             write_buffer_size: f.write_buffer_size.map(|v| v as usize),
@@ -101,10 +107,18 @@ pub const ENGINES: &[&str] = &[
     "memory",
     #[cfg(feature = "rocksdb")]
     "rocksdb",
+    #[cfg(feature = "heed")]
+    "heed",
+    #[cfg(feature = "fjall")]
+    "fjall",
+    #[cfg(feature = "redb")]
+    "redb",
+    #[cfg(feature = "sled")]
+    "sled",
 ];
 
-/// Optional engines and the cargo feature that builds each one in.
-const OPTIONAL: &[&str] = &["rocksdb"];
+/// Optional engines; each one's cargo feature has the engine's name.
+const OPTIONAL: &[&str] = &["rocksdb", "heed", "fjall", "redb", "sled"];
 
 /// Opens the engine named by `--engine`. With `fresh`, whatever is at the path is removed first.
 pub fn open(engine: &str, opts: &EngineOptions, fresh: bool) -> Result<Arc<dyn BenchDb>> {
@@ -116,6 +130,14 @@ pub fn open(engine: &str, opts: &EngineOptions, fresh: bool) -> Result<Arc<dyn B
         "strata" => open_strata(opts),
         #[cfg(feature = "rocksdb")]
         "rocksdb" => Ok(Arc::new(super::engine_rocksdb::RocksDb::open(opts)?)),
+        #[cfg(feature = "heed")]
+        "heed" => Ok(Arc::new(super::engine_heed::HeedDb::open(opts)?)),
+        #[cfg(feature = "fjall")]
+        "fjall" => Ok(Arc::new(super::engine_fjall::FjallDb::open(opts)?)),
+        #[cfg(feature = "redb")]
+        "redb" => Ok(Arc::new(super::engine_redb::RedbDb::open(opts)?)),
+        #[cfg(feature = "sled")]
+        "sled" => Ok(Arc::new(super::engine_sled::SledDb::open(opts)?)),
         other => bail!("{}", unknown_engine(other)),
     }
 }

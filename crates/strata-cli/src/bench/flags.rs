@@ -186,7 +186,7 @@ pub static FLAGS: &[FlagSpec] = &[
     flag(
         "engine",
         DEFAULT_ENGINE,
-        "strata: engine to run (strata, memory; rocksdb with its feature)",
+        "strata: engine to run (strata, memory; rocksdb, heed, fjall, redb, sled with their features)",
         |f, v| {
             if super::engine::ENGINES.contains(&v) {
                 f.engine = v.to_string();

@@ -12,9 +12,17 @@ mod compare_engines;
 mod compare_table;
 mod dbbench_output;
 mod engine;
+#[cfg(feature = "fjall")]
+mod engine_fjall;
+#[cfg(feature = "heed")]
+mod engine_heed;
 mod engine_mem;
+#[cfg(feature = "redb")]
+mod engine_redb;
 #[cfg(feature = "rocksdb")]
 mod engine_rocksdb;
+#[cfg(feature = "sled")]
+mod engine_sled;
 mod engine_strata;
 mod flags;
 mod histogram;
