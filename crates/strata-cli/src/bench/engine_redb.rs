@@ -65,17 +65,24 @@ impl RedbDb {
         self.db.read().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Runs `f` on the table in one write transaction and commits it durably.
+    /// Runs `f` on the table in one write transaction and commits it.
     ///
-    /// Both `sync` values commit with `Durability::Immediate` (fsync before `commit` returns).
-    /// redb 4 has no mode between that and `Durability::None`, whose commits stay in this
-    /// process's memory until a later durable commit: a killed process loses them, which is
-    /// weaker than `--sync=0` means elsewhere (written to the kernel, lost only on power loss).
-    /// So redb's cheapest write that survives a killed process is a durable one.
-    fn write(&self, f: impl FnOnce(&mut redb::Table<&[u8], &[u8]>) -> Result<()>) -> Result<()> {
+    /// A write that may be lost on a crash after the last flush (`--disable_wal=1 --sync=0`,
+    /// what RocksDB and strata promise for writes without a WAL) commits with
+    /// `Durability::None`; `flush` makes those durable. Every other write commits with
+    /// `Durability::Immediate` (fsync before `commit` returns): redb 4 has no mode between the
+    /// two, and a `None` commit stays in this process's memory until a later durable commit, so
+    /// a killed process would lose it, weaker than `--sync=0` with a WAL means elsewhere.
+    fn write(
+        &self,
+        sync: bool,
+        disable_wal: bool,
+        f: impl FnOnce(&mut redb::Table<&[u8], &[u8]>) -> Result<()>,
+    ) -> Result<()> {
         let db = self.db();
         let mut txn: WriteTransaction = db.begin_write()?;
-        txn.set_durability(Durability::Immediate)?;
+        let durability = if disable_wal && !sync { Durability::None } else { Durability::Immediate };
+        txn.set_durability(durability)?;
         {
             let mut table = txn.open_table(TABLE)?;
             f(&mut table)?;
@@ -85,8 +92,8 @@ impl RedbDb {
 }
 
 impl BenchDb for RedbDb {
-    fn put(&self, key: &[u8], value: &[u8], _sync: bool, _disable_wal: bool) -> Result<()> {
-        self.write(|t| Ok(t.insert(key, value).map(drop)?))
+    fn put(&self, key: &[u8], value: &[u8], sync: bool, disable_wal: bool) -> Result<()> {
+        self.write(sync, disable_wal, |t| Ok(t.insert(key, value).map(drop)?))
     }
 
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
@@ -96,16 +103,16 @@ impl BenchDb for RedbDb {
         Ok(table.get(key)?.map(|v| v.value().to_vec()))
     }
 
-    fn delete(&self, key: &[u8], _sync: bool, _disable_wal: bool) -> Result<()> {
-        self.write(|t| Ok(t.remove(key).map(drop)?))
+    fn delete(&self, key: &[u8], sync: bool, disable_wal: bool) -> Result<()> {
+        self.write(sync, disable_wal, |t| Ok(t.remove(key).map(drop)?))
     }
 
     fn merge(&self, _key: &[u8], _value: &[u8], _sync: bool, _disable_wal: bool) -> Result<()> {
         bail!("engine redb has no merge operator")
     }
 
-    fn write_batch(&self, ops: &[(&[u8], &[u8])], _sync: bool, _disable_wal: bool) -> Result<()> {
-        self.write(|t| {
+    fn write_batch(&self, ops: &[(&[u8], &[u8])], sync: bool, disable_wal: bool) -> Result<()> {
+        self.write(sync, disable_wal, |t| {
             for &(k, v) in ops {
                 t.insert(k, v)?;
             }
@@ -137,10 +144,10 @@ impl BenchDb for RedbDb {
         Ok(count)
     }
 
-    /// Nothing to do, correctly: every commit here is `Durability::Immediate`, so each one was
-    /// durable when it returned, and redb has no memtable to write out.
+    /// An empty `Durability::Immediate` commit, which makes every earlier `Durability::None`
+    /// commit durable too (redb has no memtable to write out).
     fn flush(&self) -> Result<()> {
-        Ok(())
+        self.write(true, false, |_| Ok(()))
     }
 
     /// redb's `Database::compact`: moves pages to the front of the file and truncates it. Taking
