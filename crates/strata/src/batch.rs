@@ -169,10 +169,14 @@ impl<'a> DecodedBatch<'a> {
 }
 
 /// One decoded batch record: kind, key, value (empty for deletes).
+// Public only for strata's own tools (wal-dump) and fuzzers; no stability promise.
+#[doc(hidden)]
 pub type OwnedRecord = (ValueKind, Vec<u8>, Vec<u8>);
 
 /// Decodes a WAL payload into its first sequence number and `(kind, key, value)` records; used by
 /// tools and fuzzing. Errors are `Corruption`, never panics.
+// Public only for strata's own tools (wal-dump) and fuzzers; no stability promise.
+#[doc(hidden)]
 pub fn decode_payload(payload: &[u8]) -> Result<(SeqNo, Vec<OwnedRecord>)> {
     let batch = DecodedBatch::decode(payload)?;
     let records = batch

@@ -9,6 +9,8 @@
 
 mod background;
 mod db_iter;
+// Public only for strata's own tools (sst-dump, manifest-dump); no stability promise.
+#[doc(hidden)]
 pub mod filenames;
 mod info_log;
 mod open;
