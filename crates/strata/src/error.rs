@@ -3,14 +3,69 @@
 
 use std::path::PathBuf;
 
-/// Result alias used across the crate.
+/// Result alias used across the crate: `Result<T>` is `std::result::Result<T, strata::Error>`.
+///
+/// ```
+/// # let dir = tempfile::tempdir()?;
+/// use strata::{Db, Options, ReadOptions};
+/// fn read_counter(db: &Db, key: &[u8]) -> strata::Result<u64> {
+///     let v = db.get(&ReadOptions::new(), key)?.unwrap_or_else(|| vec![0; 8]);
+///     let bytes = <[u8; 8]>::try_from(v.as_slice())
+///         .map_err(|_| strata::Error::InvalidArgument(format!("{key:?} is not a counter")))?;
+///     Ok(u64::from_le_bytes(bytes))
+/// }
+/// let db = Db::open(dir.path(), Options::default())?;
+/// assert_eq!(read_counter(&db, b"hits")?, 0);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
-/// Everything that can go wrong in strata.
+/// Everything that can go wrong in strata. Bad input and damaged files become one of these,
+/// never a panic. The enum is `#[non_exhaustive]`: match with a wildcard arm.
+///
+/// The `Display` text starts with the kind of error (`invalid argument: ...`, `corruption: ...`)
+/// and names the option, file or key involved.
+///
+/// ```
+/// # let dir = tempfile::tempdir()?;
+/// use strata::{Db, Error, Options, WriteOptions};
+/// // No database in the directory and `create_if_missing` is off.
+/// let existing_only = Options { create_if_missing: false, ..Options::default() };
+/// assert!(matches!(Db::open(dir.path(), existing_only), Err(Error::NotADatabase(_))));
+///
+/// let db = Db::open(dir.path(), Options::default())?;
+/// // A second handle on an open database.
+/// assert!(matches!(Db::open(dir.path(), Options::default()), Err(Error::Locked(_))));
+/// // Bad input is `InvalidArgument`, and the message says what is wrong.
+/// let err = db.put(&WriteOptions::default(), b"", b"v").unwrap_err();
+/// assert!(matches!(err, Error::InvalidArgument(_)));
+/// assert_eq!(err.to_string(), "invalid argument: key is empty");
+/// drop(db);
+///
+/// // `error_if_exists` refuses an existing database.
+/// let fresh_only = Options { error_if_exists: true, ..Options::default() };
+/// assert!(matches!(Db::open(dir.path(), fresh_only), Err(Error::AlreadyExists(_))));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
-    /// An operating-system IO error, with the file it concerned when known.
+    /// An operating-system IO error, with the file it concerned when known. Any call that touches
+    /// the disk can return it.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir()?;
+    /// use strata::{Error, Options};
+    /// let missing = dir.path().join("no-such-OPTIONS");
+    /// match Options::load(&missing) {
+    ///     Err(Error::Io { path, source }) => {
+    ///         assert_eq!(path.as_deref(), Some(missing.as_path()));
+    ///         assert_eq!(source.kind(), std::io::ErrorKind::NotFound);
+    ///     }
+    ///     other => panic!("expected an IO error, got {other:?}"),
+    /// }
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     #[error("io error{}: {source}", path_suffix(.path))]
     Io {
         /// The file or directory involved, if any.
@@ -19,22 +74,41 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
-    /// Stored bytes failed a checksum or could not be decoded.
+    /// Stored bytes failed a checksum or could not be decoded. Reads, iterators, `Db::open` and
+    /// compactions return it for a damaged file; see the example on [`Error::is_corruption`].
     #[error("corruption: {0}")]
     Corruption(String),
-    /// An argument or option is invalid; the message names it.
+    /// An argument or option is invalid; the message names it. Returned by `Db::open` and
+    /// [`Options::validate`](crate::Options::validate) for a bad option, by writes for an empty or
+    /// oversized key or value, and by the options-file readers. See the example on [`Error`].
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
-    /// Another handle (this process or another) holds the database lock.
+    /// Another handle (this process or another) holds the database lock; returned by `Db::open`.
+    /// Holds the database directory. See the example on [`Error`].
     #[error("database is locked by another handle: {0}")]
     Locked(PathBuf),
-    /// The path does not hold a strata database and `create_if_missing` is off.
+    /// The path does not hold a strata database and `create_if_missing` is off; returned by
+    /// `Db::open`, `Db::open_read_only` and `verify_db`. Holds the path. See the example on
+    /// [`Error`].
     #[error("not a strata database (no CURRENT file): {0}")]
     NotADatabase(PathBuf),
-    /// The database exists and `error_if_exists` is set.
+    /// The database exists and `error_if_exists` is set; returned by `Db::open`. Holds the path.
+    /// See the example on [`Error`].
     #[error("database already exists: {0}")]
     AlreadyExists(PathBuf),
-    /// A file was written by a newer, unknown format version.
+    /// A file was written by a newer, unknown format version (an SST or blob file, or an OPTIONS
+    /// file). Upgrade strata to read it.
+    ///
+    /// ```
+    /// use strata::{Error, Options};
+    /// let from_the_future = "[Version]\n  options_file_version=2\n";
+    /// match Options::from_ini_str(from_the_future) {
+    ///     Err(Error::UnsupportedVersion { what, found, supported }) => {
+    ///         assert_eq!((what, found, supported), ("OPTIONS file", 2, 1));
+    ///     }
+    ///     other => panic!("expected UnsupportedVersion, got {other:?}"),
+    /// }
+    /// ```
     #[error("unsupported format version {found} in {what} (this build supports up to {supported})")]
     UnsupportedVersion {
         /// Which file kind.
@@ -44,16 +118,35 @@ pub enum Error {
         /// The newest version this build reads.
         supported: u32,
     },
-    /// A background flush or compaction failed; the database is read-only until reopened.
+    /// A background flush or compaction (or a WAL write) failed; the database is read-only until
+    /// reopened. Every later write, `flush`, `compact_range` and `close` returns it; the message
+    /// names the failed job and its cause. See the fault-injection example on
+    /// [`FileSystem`](crate::fs::FileSystem).
     #[error("database is read-only after a background error: {0}")]
     Background(String),
-    /// The database has been closed.
+    /// The database is closing: returned to a `flush` or background job still waiting when the
+    /// last handle is dropped. Not normally seen by callers, since every method needs a live handle
+    /// (so there is no deterministic example).
     #[error("database is closed")]
     Closed,
-    /// The database was opened read-only.
+    /// The database was opened with `Db::open_read_only`; writes, `flush` and `compact_range`
+    /// return this.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir()?;
+    /// use strata::{Db, Error, Options, WriteOptions};
+    /// drop(Db::open(dir.path(), Options::default())?); // create it
+    /// let reader = Db::open_read_only(dir.path(), Options::default())?;
+    /// assert!(matches!(reader.put(&WriteOptions::default(), b"k", b"v"), Err(Error::ReadOnly)));
+    /// assert!(matches!(reader.flush(), Err(Error::ReadOnly)));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     #[error("database was opened read-only")]
     ReadOnly,
-    /// A merge was attempted without a configured merge operator, or the operator failed.
+    /// Merge operands could not be folded: the operator's `full_merge` returned `None`, or the
+    /// database holds operands but was reopened without a merge operator. Returned by reads
+    /// (`get`, iterators). (Writing a merge without an operator is `InvalidArgument`.) See the
+    /// example on [`MergeOperator`](crate::MergeOperator).
     #[error("merge error: {0}")]
     Merge(String),
 }
@@ -66,22 +159,70 @@ fn path_suffix(p: &Option<PathBuf>) -> String {
 }
 
 impl Error {
-    /// Wraps an IO error with the path it concerned.
+    /// Wraps an IO error with the path it concerned, as [`Error::Io`]. For
+    /// [`FileSystem`](crate::fs::FileSystem) implementations.
+    ///
+    /// ```
+    /// use strata::Error;
+    /// let e = Error::io("/db/000007.sst", std::io::Error::from(std::io::ErrorKind::PermissionDenied));
+    /// assert!(e.to_string().starts_with("io error on /db/000007.sst: "));
+    /// ```
     pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         Error::Io { path: Some(path.into()), source }
     }
 
-    /// Builds a corruption error from anything printable.
+    /// Builds an [`Error::Corruption`] from a message. For
+    /// [`FileSystem`](crate::fs::FileSystem) implementations and tools that decode strata files.
+    ///
+    /// ```
+    /// let e = strata::Error::corruption("block checksum mismatch");
+    /// assert!(e.is_corruption());
+    /// assert_eq!(e.to_string(), "corruption: block checksum mismatch");
+    /// ```
     pub fn corruption(msg: impl Into<String>) -> Self {
         Error::Corruption(msg.into())
     }
 
-    /// True for [`Error::Corruption`].
+    /// True for [`Error::Corruption`]: stored bytes are damaged, and retrying will not help.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir()?;
+    /// use strata::{Db, Options, ReadOptions, WriteOptions};
+    /// let db = Db::open(dir.path(), Options::default())?;
+    /// db.put(&WriteOptions::default(), b"k", b"v")?;
+    /// db.flush()?;
+    /// drop(db);
+    /// // Damage the first data block of the table.
+    /// let sst = std::fs::read_dir(dir.path())?
+    ///     .map(|e| e.map(|e| e.path()))
+    ///     .collect::<Result<Vec<_>, _>>()?
+    ///     .into_iter()
+    ///     .find(|p| p.extension().is_some_and(|e| e == "sst"))
+    ///     .unwrap();
+    /// let mut bytes = std::fs::read(&sst)?;
+    /// bytes[0] ^= 0xff;
+    /// std::fs::write(&sst, bytes)?;
+    ///
+    /// let db = Db::open(dir.path(), Options::default())?;
+    /// let err = db.get(&ReadOptions::new(), b"k").unwrap_err();
+    /// assert!(err.is_corruption(), "{err}");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn is_corruption(&self) -> bool {
         matches!(self, Error::Corruption(_))
     }
 
-    /// A cheap clone used to hand the same background error to many callers.
+    /// A copy of this error (`Error` is not `Clone` because `std::io::Error` is not): the same
+    /// variant and message, and for [`Error::Io`] the same path and `io::ErrorKind` (the source is
+    /// rebuilt from its message).
+    ///
+    /// ```
+    /// use strata::Error;
+    /// let e = Error::io("/db/LOCK", std::io::Error::from(std::io::ErrorKind::NotFound));
+    /// let copy = e.duplicate();
+    /// assert_eq!(copy.to_string(), e.to_string());
+    /// assert!(matches!(copy, Error::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound));
+    /// ```
     pub fn duplicate(&self) -> Error {
         match self {
             Error::Io { path, source } => Error::Io {
