@@ -12,19 +12,55 @@ use crate::error::{Error, Result};
 use crate::key::{SeqNo, ValueKind};
 use crate::util::coding::{self, Reader};
 
-/// Keys longer than this are rejected.
+/// The longest key accepted (64 KiB); a longer (or empty) key makes the write fail with
+/// [`Error::InvalidArgument`].
+///
+/// ```
+/// # let dir = tempfile::tempdir()?;
+/// use strata::{batch::MAX_KEY_LEN, Db, Error, Options, WriteOptions};
+/// let db = Db::open(dir.path(), Options::default())?;
+/// db.put(&WriteOptions::default(), &vec![b'k'; MAX_KEY_LEN], b"v")?;
+/// let too_long = db.put(&WriteOptions::default(), &vec![b'k'; MAX_KEY_LEN + 1], b"v");
+/// assert!(matches!(too_long, Err(Error::InvalidArgument(_))));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub const MAX_KEY_LEN: usize = 64 << 10;
-/// Values longer than this are rejected.
+/// The longest value accepted (1 GiB); a longer value makes the write fail with
+/// [`Error::InvalidArgument`]. Large values are stored in blob files (see
+/// `Options::min_blob_size`).
+///
+/// ```
+/// assert_eq!(strata::batch::MAX_VALUE_LEN, 1 << 30);
+/// ```
 pub const MAX_VALUE_LEN: usize = 1 << 30;
 
 pub(crate) const HEADER_LEN: usize = 12;
 
-/// A batch of writes applied atomically by `Db::write`.
+/// A batch of writes applied atomically by [`Db::write`](crate::Db::write): after a crash either
+/// all of it or none of it is present, and readers never see half of it. Operations apply in the
+/// order they were added, so a later put of the same key wins.
+///
+/// Building a batch never fails: an empty or oversized key or value is remembered and
+/// `Db::write` then returns [`Error::InvalidArgument`] without applying anything.
 ///
 /// ```
-/// let mut batch = strata::WriteBatch::new();
-/// batch.put(b"a", b"1").delete(b"b").merge(b"c", 1u64.to_le_bytes());
+/// # let dir = tempfile::tempdir()?;
+/// use strata::{Db, Error, Options, ReadOptions, WriteBatch, WriteOptions};
+/// let db = Db::open(dir.path(), Options::default())?;
+/// db.put(&WriteOptions::default(), b"b", b"old")?;
+///
+/// let mut batch = WriteBatch::new();
+/// batch.put(b"a", b"1").put(b"a", b"2").delete(b"b");
 /// assert_eq!(batch.len(), 3);
+/// db.write(&WriteOptions::default(), batch)?;
+/// assert_eq!(db.get(&ReadOptions::new(), b"a")?, Some(b"2".to_vec())); // the later put wins
+/// assert_eq!(db.get(&ReadOptions::new(), b"b")?, None);
+///
+/// let mut bad = WriteBatch::new();
+/// bad.put(b"c", b"3").put(b"", b"empty key");
+/// assert!(matches!(db.write(&WriteOptions::default(), bad), Err(Error::InvalidArgument(_))));
+/// assert_eq!(db.get(&ReadOptions::new(), b"c")?, None); // nothing was applied
+/// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Clone)]
 pub struct WriteBatch {
@@ -61,7 +97,12 @@ fn check_value(value: &[u8]) -> Option<String> {
 }
 
 impl WriteBatch {
-    /// An empty batch.
+    /// An empty batch (same as `WriteBatch::default()`).
+    ///
+    /// ```
+    /// let batch = strata::WriteBatch::new();
+    /// assert!(batch.is_empty());
+    /// ```
     pub fn new() -> Self {
         Self { rep: vec![0; HEADER_LEN], count: 0, error: None }
     }
@@ -78,42 +119,85 @@ impl WriteBatch {
         self.count += 1;
     }
 
-    /// Sets `key` to `value`.
+    /// Adds a put of `key` to `value`; returns `self` so calls chain.
+    ///
+    /// ```
+    /// let mut batch = strata::WriteBatch::new();
+    /// batch.put(b"user:1", b"ada").put("user:2", "grace");
+    /// assert_eq!(batch.len(), 2);
+    /// ```
     pub fn put(&mut self, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) -> &mut Self {
         self.record(ValueKind::Put, key.as_ref(), Some(value.as_ref()));
         self
     }
 
-    /// Deletes `key`.
+    /// Adds a delete of `key` (a no-op at write time if the key is absent); returns `self`.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir()?;
+    /// use strata::{Db, Options, ReadOptions, WriteBatch, WriteOptions};
+    /// let db = Db::open(dir.path(), Options::default())?;
+    /// let mut batch = WriteBatch::new();
+    /// batch.put(b"k", b"v").delete(b"k");
+    /// db.write(&WriteOptions::default(), batch)?;
+    /// assert_eq!(db.get(&ReadOptions::new(), b"k")?, None);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn delete(&mut self, key: impl AsRef<[u8]>) -> &mut Self {
         self.record(ValueKind::Delete, key.as_ref(), None);
         self
     }
 
-    /// Adds a merge operand for `key`.
+    /// Adds a merge operand for `key`; returns `self`. Writing a batch with merges fails with
+    /// [`Error::InvalidArgument`] unless `Options::merge_operator` is set.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir()?;
+    /// use strata::{merge, Db, Options, ReadOptions, WriteBatch, WriteOptions};
+    /// let opts = Options { merge_operator: merge::builtin("stringappend"), ..Options::default() };
+    /// let db = Db::open(dir.path(), opts)?;
+    /// let mut batch = WriteBatch::new();
+    /// batch.put(b"tags", b"red").merge(b"tags", b"green").merge(b"tags", b"blue");
+    /// db.write(&WriteOptions::default(), batch)?;
+    /// assert_eq!(db.get(&ReadOptions::new(), b"tags")?, Some(b"red,green,blue".to_vec()));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn merge(&mut self, key: impl AsRef<[u8]>, operand: impl AsRef<[u8]>) -> &mut Self {
         self.record(ValueKind::Merge, key.as_ref(), Some(operand.as_ref()));
         self
     }
 
-    /// Number of operations in the batch.
+    /// Number of operations in the batch. See the example on [`WriteBatch::clear`].
     pub fn len(&self) -> usize {
         self.count as usize
     }
 
-    /// True when the batch holds no operations.
+    /// True when the batch holds no operations. See the example on [`WriteBatch::clear`].
     pub fn is_empty(&self) -> bool {
         self.count == 0
     }
 
-    /// Removes every operation.
+    /// Removes every operation (and any remembered invalid key), so the batch can be reused.
+    ///
+    /// ```
+    /// let mut batch = strata::WriteBatch::new();
+    /// let empty_size = batch.size_in_bytes();
+    /// batch.put(b"k", b"v").delete(b"k");
+    /// assert_eq!((batch.len(), batch.is_empty()), (2, false));
+    /// assert!(batch.size_in_bytes() > empty_size);
+    /// batch.clear();
+    /// assert_eq!((batch.len(), batch.is_empty()), (0, true));
+    /// assert_eq!(batch.size_in_bytes(), empty_size);
+    /// ```
     pub fn clear(&mut self) {
         self.rep.truncate(HEADER_LEN);
         self.count = 0;
         self.error = None;
     }
 
-    /// Encoded size in bytes.
+    /// Encoded size in bytes: the 12-byte header plus every record (kind, length-prefixed key
+    /// and value), which is what the write adds to the WAL. Useful to cap batches by size. See the
+    /// example on [`WriteBatch::clear`].
     pub fn size_in_bytes(&self) -> usize {
         self.rep.len()
     }
