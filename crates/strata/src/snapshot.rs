@@ -48,15 +48,51 @@ impl Drop for SnapshotInner {
     }
 }
 
-/// A consistent point-in-time view; pass it in `ReadOptions::snapshot`.
+/// A consistent point-in-time view, taken with [`Db::snapshot`](crate::Db::snapshot); pass it in
+/// [`ReadOptions::snapshot`](crate::ReadOptions::snapshot). Reads through it see the database as
+/// it was when it was taken, whatever is written later. While a snapshot lives, compaction keeps
+/// the versions it can see, so drop snapshots you no longer need. Clones share one registration;
+/// dropping the last clone releases it.
+///
+/// ```
+/// # let dir = tempfile::tempdir()?;
+/// use strata::{Db, Options, ReadOptions, WriteOptions};
+/// let db = Db::open(dir.path(), Options::default())?;
+/// db.put(&WriteOptions::default(), b"k", b"v1")?;
+/// let snap = db.snapshot();
+/// db.put(&WriteOptions::default(), b"k", b"v2")?;
+/// db.delete(&WriteOptions::default(), b"k")?;
+/// db.compact_range(None, None)?; // the old version survives compaction for the snapshot
+///
+/// let at_snap = ReadOptions { snapshot: Some(snap.clone()), ..ReadOptions::new() };
+/// assert_eq!(db.get(&at_snap, b"k")?, Some(b"v1".to_vec()));
+/// assert_eq!(db.get(&ReadOptions::new(), b"k")?, None);
+/// assert_eq!(db.property("strata.num-snapshots").as_deref(), Some("1"));
+/// drop((snap, at_snap));
+/// assert_eq!(db.property("strata.num-snapshots").as_deref(), Some("0"));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Clone)]
 pub struct Snapshot {
     inner: Arc<SnapshotInner>,
 }
 
 impl Snapshot {
-    /// The sequence number this snapshot reads at.
-    pub fn sequence(&self) -> SeqNo {
+    /// The sequence number this snapshot reads at: it sees every write with a sequence number up
+    /// to and including this one (see [`Db::latest_sequence`](crate::Db::latest_sequence)).
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir()?;
+    /// use strata::{Db, Options, WriteOptions};
+    /// let db = Db::open(dir.path(), Options::default())?;
+    /// db.put(&WriteOptions::default(), b"k", b"v")?;
+    /// let snap = db.snapshot();
+    /// assert_eq!(snap.sequence(), db.latest_sequence());
+    /// db.put(&WriteOptions::default(), b"k", b"w")?;
+    /// assert!(db.latest_sequence() > snap.sequence());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn sequence(&self) -> u64 {
         self.inner.seq
     }
 }
