@@ -26,8 +26,50 @@ enum Direction {
     Reverse,
 }
 
-/// An iterator over user keys and values. Not positioned until a `seek*` call. After it becomes
-/// invalid, check [`DbIterator::status`] to tell the end from an error.
+/// An iterator over user keys and values in ascending byte order, created by
+/// [`Db::iter`](crate::Db::iter). Like RocksDB's, it is a cursor rather than a Rust `Iterator`:
+/// it is not positioned until a `seek*` call, [`valid`](DbIterator::valid) says whether it is on
+/// an entry, and [`next`](DbIterator::next) / [`prev`](DbIterator::prev) move it. Once it becomes
+/// invalid, check [`status`](DbIterator::status) to tell the end from an error (moving methods
+/// cannot fail themselves).
+///
+/// The iterator reads one consistent view: the snapshot in its `ReadOptions`, or the state when
+/// it was created. It keeps the files of that view alive, so do not hold it longer than needed.
+///
+/// ```
+/// # let dir = tempfile::tempdir()?;
+/// use strata::{Db, Options, ReadOptions, WriteOptions};
+/// let db = Db::open(dir.path(), Options::default())?;
+/// for (k, v) in [("a", "1"), ("c", "3"), ("e", "5")] {
+///     db.put(&WriteOptions::default(), k.as_bytes(), v.as_bytes())?;
+/// }
+/// let mut it = db.iter(&ReadOptions::new())?;
+/// assert!(!it.valid()); // not positioned yet
+///
+/// // A full forward scan.
+/// let mut all = Vec::new();
+/// it.seek_to_first();
+/// while it.valid() {
+///     all.push((it.key().to_vec(), it.value().to_vec()));
+///     it.next();
+/// }
+/// it.status()?; // the loop ended at the end, not on an error
+/// assert_eq!(all, [(b"a".to_vec(), b"1".to_vec()), (b"c".to_vec(), b"3".to_vec()), (b"e".to_vec(), b"5".to_vec())]);
+///
+/// it.seek(b"b"); // first key >= "b"
+/// assert_eq!(it.key(), b"c");
+/// it.seek_for_prev(b"d"); // last key <= "d"
+/// assert_eq!(it.key(), b"c");
+/// it.prev();
+/// assert_eq!((it.key(), it.value()), (&b"a"[..], &b"1"[..]));
+/// it.prev();
+/// assert!(!it.valid()); // before the first key
+/// it.seek_to_last();
+/// assert_eq!(it.key(), b"e");
+/// it.seek(b"f");
+/// assert!(!it.valid()); // past the last key
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub struct DbIterator {
     db: Arc<DbInner>,
     iter: MergingIterator,
@@ -95,17 +137,20 @@ impl DbIterator {
         })
     }
 
-    /// True when positioned at an entry.
+    /// True when positioned at an entry; `false` before the first seek, after moving past either
+    /// end, or after an error (see [`DbIterator::status`]). See the example on [`DbIterator`].
     pub fn valid(&self) -> bool {
         self.valid
     }
 
-    /// The current key. Requires `valid()`.
+    /// The current key. Requires `valid()` (otherwise the result is unspecified, but safe). See the
+    /// example on [`DbIterator`].
     pub fn key(&self) -> &[u8] {
         &self.key
     }
 
-    /// The current value. Requires `valid()`.
+    /// The current value, borrowed from the iterator (no copy for values in blob files). Requires
+    /// `valid()`. See the example on [`DbIterator`].
     pub fn value(&self) -> &[u8] {
         match (&self.mapped_value, &self.blob_file) {
             (Some(range), Some(file)) => file.mapped_bytes(range.clone()),
@@ -113,7 +158,9 @@ impl DbIterator {
         }
     }
 
-    /// The first error met, if any.
+    /// `Ok(())` unless an error was met while reading: the first one, typically `Corruption` (a
+    /// block or blob failed its checksum), `Io` or `Merge`. Check it once `valid()` turns false.
+    /// See the example on [`DbIterator`].
     pub fn status(&self) -> Result<()> {
         match &self.error {
             Some(e) => Err(e.duplicate()),
@@ -121,7 +168,8 @@ impl DbIterator {
         }
     }
 
-    /// Positions at the first key.
+    /// Positions at the first key (the first at or after `lower_bound` / the prefix, when set).
+    /// See the example on [`DbIterator`].
     pub fn seek_to_first(&mut self) {
         match self.lower.clone() {
             Some(lower) => self.seek(&lower),
@@ -133,7 +181,8 @@ impl DbIterator {
         }
     }
 
-    /// Positions at the last key.
+    /// Positions at the last key (the last before `upper_bound` / past the prefix, when set).
+    /// See the example on [`DbIterator`].
     pub fn seek_to_last(&mut self) {
         match self.upper.clone() {
             Some(upper) => self.seek_before(&upper),
@@ -145,7 +194,8 @@ impl DbIterator {
         }
     }
 
-    /// Positions at the first key `>= target`.
+    /// Positions at the first key `>= target` (and within the bounds); invalid if there is none.
+    /// See the example on [`DbIterator`].
     pub fn seek(&mut self, target: &[u8]) {
         let target = match &self.lower {
             Some(lower) if target < lower.as_slice() => lower.clone(),
@@ -156,7 +206,8 @@ impl DbIterator {
         self.find_next_user_entry();
     }
 
-    /// Positions at the last key `<= target`.
+    /// Positions at the last key `<= target` (and within the bounds); invalid if there is none.
+    /// See the example on [`DbIterator`].
     pub fn seek_for_prev(&mut self, target: &[u8]) {
         if let Some(upper) = self.upper.clone() {
             if target >= upper.as_slice() {
@@ -186,7 +237,8 @@ impl DbIterator {
         self.direction = Direction::Reverse;
     }
 
-    /// Moves to the next key. Requires `valid()`.
+    /// Moves to the next key; becomes invalid past the last one. Does nothing when not `valid()`.
+    /// See the example on [`DbIterator`].
     pub fn next(&mut self) {
         if !self.valid {
             return;
@@ -199,7 +251,8 @@ impl DbIterator {
         self.find_next_user_entry();
     }
 
-    /// Moves to the previous key. Requires `valid()`.
+    /// Moves to the previous key; becomes invalid before the first one. Does nothing when not
+    /// `valid()`. See the example on [`DbIterator`].
     pub fn prev(&mut self) {
         if !self.valid {
             return;

@@ -33,7 +33,6 @@ pub use properties::Stats;
 use crate::batch::WriteBatch;
 use crate::error::{Error, Result};
 use crate::fs::{FileLock, FileSystem};
-use crate::key::SeqNo;
 use crate::memtable::MemTable;
 use crate::options::{Options, ReadOptions, WriteOptions};
 use crate::snapshot::{Snapshot, SnapshotList};
@@ -78,7 +77,40 @@ pub(crate) struct DbInner {
 
 /// An open database. Cheap to clone; all clones share one engine, which closes (stopping
 /// background work and syncing the WAL) when the last clone is dropped or [`Db::close`] is called.
-/// `Db` is `Send + Sync`.
+/// `Db` is `Send + Sync`: share it between threads by cloning it (or in an `Arc`).
+///
+/// Reads never block writes: they go through a lock-free published view. Writes from many
+/// threads are committed in groups (one WAL append and, with `sync`, one fdatasync per group).
+///
+/// ```
+/// # let dir = tempfile::tempdir()?;
+/// use strata::{Db, Options, ReadOptions, WriteOptions};
+/// let db = Db::open(dir.path(), Options::default())?;
+/// let writers: Vec<_> = (0..4u32)
+///     .map(|t| {
+///         let db = db.clone();
+///         std::thread::spawn(move || -> strata::Result<()> {
+///             for i in 0..100u32 {
+///                 db.put(&WriteOptions::default(), format!("{t}-{i:03}").as_bytes(), b"v")?;
+///             }
+///             Ok(())
+///         })
+///     })
+///     .collect();
+/// for w in writers {
+///     w.join().unwrap()?;
+/// }
+/// let mut it = db.iter(&ReadOptions::new())?;
+/// it.seek_to_first();
+/// let mut n = 0;
+/// while it.valid() {
+///     n += 1;
+///     it.next();
+/// }
+/// it.status()?;
+/// assert_eq!(n, 400);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone)]
 pub struct Db {
     inner: Arc<DbInner>,
@@ -117,6 +149,10 @@ impl Db {
     /// replayed into memory, and no background work runs. The view is the state at open time.
     /// Writes, `flush` and `compact_range` return `Error::ReadOnly`.
     ///
+    /// # Errors
+    /// `NotADatabase` when there is no database at `path` (one is never created), `InvalidArgument`
+    /// for a bad option, `Corruption` when its files are damaged.
+    ///
     /// ```
     /// # let dir = tempfile::tempdir()?;
     /// use strata::{Db, Options, ReadOptions, WriteOptions};
@@ -133,7 +169,13 @@ impl Db {
         Ok(Db { inner, _closer: closer })
     }
 
-    /// Sets `key` to `value`.
+    /// Sets `key` to `value`, replacing any previous value.
+    ///
+    /// # Errors
+    /// `InvalidArgument` for an empty key or a key or value over
+    /// [`MAX_KEY_LEN`](crate::batch::MAX_KEY_LEN) / [`MAX_VALUE_LEN`](crate::batch::MAX_VALUE_LEN),
+    /// `ReadOnly` on a read-only handle, `Background` after a background failure, `Io` when the
+    /// WAL cannot be written.
     ///
     /// ```
     /// # let dir = tempfile::tempdir()?;
@@ -151,6 +193,9 @@ impl Db {
 
     /// Deletes `key` (a no-op if absent).
     ///
+    /// # Errors
+    /// As [`Db::put`].
+    ///
     /// ```
     /// # let dir = tempfile::tempdir()?;
     /// use strata::{Db, Options, ReadOptions, WriteOptions};
@@ -166,7 +211,11 @@ impl Db {
         self.write(opts, b)
     }
 
-    /// Adds a merge operand for `key`; requires `Options::merge_operator`.
+    /// Adds a merge operand for `key`; reads fold the operands onto the value with the
+    /// configured [`MergeOperator`](crate::MergeOperator).
+    ///
+    /// # Errors
+    /// `InvalidArgument` when `Options::merge_operator` is not set, else as [`Db::put`].
     ///
     /// ```
     /// # let dir = tempfile::tempdir()?;
@@ -185,15 +234,23 @@ impl Db {
         self.write(opts, b)
     }
 
-    /// Applies `batch` atomically: after a crash either all of it or none of it is present.
+    /// Applies `batch` atomically: after a crash either all of it or none of it is present. An
+    /// empty batch is a no-op.
+    ///
+    /// # Errors
+    /// `InvalidArgument` when the batch holds a bad key or value, or merges without
+    /// `Options::merge_operator` (nothing is applied), else as [`Db::put`].
     ///
     /// ```
     /// # let dir = tempfile::tempdir()?;
-    /// use strata::{Db, Options, WriteBatch, WriteOptions};
+    /// use strata::{Db, Options, ReadOptions, WriteBatch, WriteOptions};
     /// let db = Db::open(dir.path(), Options::default())?;
+    /// db.put(&WriteOptions::default(), b"c", b"0")?;
     /// let mut batch = WriteBatch::new();
     /// batch.put(b"a", b"1").put(b"b", b"2").delete(b"c");
     /// db.write(&WriteOptions::default(), batch)?; // all three or none, even across a crash
+    /// assert_eq!(db.get(&ReadOptions::new(), b"b")?, Some(b"2".to_vec()));
+    /// assert_eq!(db.get(&ReadOptions::new(), b"c")?, None);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn write(&self, opts: &WriteOptions, batch: WriteBatch) -> Result<()> {
@@ -210,7 +267,12 @@ impl Db {
         self.inner.write(opts, batch)
     }
 
-    /// The newest value of `key` visible to `opts.snapshot` (or the latest state).
+    /// The newest value of `key` visible to `opts.snapshot` (or the latest state); `None` when
+    /// the key is absent or deleted.
+    ///
+    /// # Errors
+    /// `Corruption` when a block or blob read fails its checksum, `Merge` when merge operands
+    /// cannot be folded, `Io` on a read error.
     ///
     /// ```
     /// # let dir = tempfile::tempdir()?;
@@ -227,7 +289,11 @@ impl Db {
     }
 
     /// An iterator over the database as of `opts.snapshot` (or now), honouring bounds and prefix.
-    /// It starts unpositioned: call a `seek*` method first.
+    /// It starts unpositioned: call a `seek*` method first. See [`DbIterator`].
+    ///
+    /// # Errors
+    /// `Io` or `Corruption` when a table needed to build the iterator cannot be opened; errors
+    /// met while iterating are reported by [`DbIterator::status`].
     ///
     /// ```
     /// # let dir = tempfile::tempdir()?;
@@ -251,7 +317,7 @@ impl Db {
         DbIterator::new(Arc::clone(&self.inner), opts)
     }
 
-    /// A consistent point-in-time view for reads and iterators.
+    /// A consistent point-in-time view for reads and iterators; see [`Snapshot`]. Never fails.
     ///
     /// ```
     /// # let dir = tempfile::tempdir()?;
@@ -268,7 +334,12 @@ impl Db {
         self.inner.snapshots.acquire(self.inner.last_sequence.load(Ordering::Acquire))
     }
 
-    /// Flushes the memtable to an SST file and waits until it is done.
+    /// Flushes the memtable to an SST file and waits until it is done, so the data no longer
+    /// needs the WAL (writes made with `disable_wal` are durable once this returns).
+    ///
+    /// # Errors
+    /// `ReadOnly` on a read-only handle, `Background` when this or an earlier background job
+    /// failed.
     ///
     /// ```
     /// # let dir = tempfile::tempdir()?;
@@ -286,7 +357,11 @@ impl Db {
         self.inner.flush_and_wait()
     }
 
-    /// Compacts every file overlapping `[start, end]` (None = unbounded) down to the last level.
+    /// Compacts every file overlapping `[start, end]` (None = unbounded) down to the last level,
+    /// after flushing the memtable. Drops deleted and overwritten data no snapshot needs.
+    ///
+    /// # Errors
+    /// As [`Db::flush`], plus `Io` or `Corruption` from reading the input files.
     ///
     /// ```
     /// # let dir = tempfile::tempdir()?;
@@ -309,7 +384,8 @@ impl Db {
     /// `strata.estimate-pending-compaction-bytes`, `strata.block-cache-usage`,
     /// `strata.total-sst-files-size`, `strata.total-blob-file-size`, `strata.background-error`,
     /// `strata.num-snapshots`, `strata.histograms` (latency percentiles) and `strata.prometheus`
-    /// (counters, gauges and histograms in the Prometheus text exposition format).
+    /// (counters, gauges and histograms in the Prometheus text exposition format). The `rocksdb.`
+    /// prefix is accepted too. Returns `None` for an unknown name.
     ///
     /// ```
     /// # let dir = tempfile::tempdir()?;
@@ -323,30 +399,57 @@ impl Db {
         self.inner.property(name)
     }
 
-    /// Counters of work done since open.
+    /// Counters of work done since open; see the example on [`Stats`].
     pub fn stats(&self) -> &Stats {
         &self.inner.stats
     }
 
-    /// The last sequence number assigned to a write.
-    pub fn latest_sequence(&self) -> SeqNo {
+    /// The last sequence number assigned to a write. Every operation in a write (each entry of a
+    /// batch) takes the next number, and sequence numbers survive reopening.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir()?;
+    /// use strata::{Db, Options, WriteBatch, WriteOptions};
+    /// let db = Db::open(dir.path(), Options::default())?;
+    /// let before = db.latest_sequence();
+    /// let mut batch = WriteBatch::new();
+    /// batch.put(b"a", b"1").put(b"b", b"2").delete(b"c");
+    /// db.write(&WriteOptions::default(), batch)?;
+    /// assert_eq!(db.latest_sequence(), before + 3);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn latest_sequence(&self) -> u64 {
         self.inner.last_sequence.load(Ordering::Acquire)
     }
 
-    /// The directory of this database.
-    pub fn path(&self) -> &Path {
-        &self.inner.dir
-    }
-
-    /// Stops background work, syncs the WAL and releases the lock once every clone is gone.
-    /// Returns the background error, if one put the database into read-only mode.
+    /// The directory of this database, as given to [`Db::open`].
     ///
     /// ```
     /// # let dir = tempfile::tempdir()?;
     /// use strata::{Db, Options};
     /// let db = Db::open(dir.path(), Options::default())?;
+    /// assert_eq!(db.path(), dir.path());
+    /// assert!(db.path().join("CURRENT").exists());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn path(&self) -> &Path {
+        &self.inner.dir
+    }
+
+    /// Stops background work, syncs the WAL and releases the lock once every clone is gone.
+    /// Dropping the last clone does the same but cannot report an error.
+    ///
+    /// # Errors
+    /// `Background` when a background failure had put the database into read-only mode.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir()?;
+    /// use strata::{Db, Options, ReadOptions, WriteOptions};
+    /// let db = Db::open(dir.path(), Options::default())?;
+    /// db.put(&WriteOptions::default(), b"k", b"v")?;
     /// db.close()?;
     /// let again = Db::open(dir.path(), Options::default())?; // the lock was released
+    /// assert_eq!(again.get(&ReadOptions::new(), b"k")?, Some(b"v".to_vec()));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn close(self) -> Result<()> {

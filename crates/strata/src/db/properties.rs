@@ -11,7 +11,36 @@ use crate::compaction::picker;
 use crate::metrics::{Histogram, HistogramSnapshot, BUCKET_BOUNDS_NANOS};
 use crate::options::NUM_LEVELS;
 
-/// Counters of work done since the database was opened.
+/// Counters of work done since the database was opened, from [`Db::stats`](crate::Db::stats).
+/// The counters are public atomics: read them with `load(Ordering::Relaxed)`. They are plain
+/// totals since open (not persisted), updated as work happens, so reading several is not one
+/// atomic snapshot. The same numbers appear in the `strata.stats` and `strata.prometheus`
+/// properties.
+///
+/// ```
+/// # let dir = tempfile::tempdir()?;
+/// use std::sync::atomic::Ordering::Relaxed;
+/// use strata::{Db, Options, ReadOptions, WriteOptions};
+/// // Values of 64 bytes or more go to blob files when flushed.
+/// let db = Db::open(dir.path(), Options { min_blob_size: 64, ..Options::default() })?;
+/// db.put(&WriteOptions { sync: true, disable_wal: false }, b"small", b"v")?;
+/// db.put(&WriteOptions::default(), b"large", &[7u8; 100])?;
+/// db.flush()?;
+/// assert_eq!(db.get(&ReadOptions::new(), b"large")?, Some(vec![7u8; 100]));
+/// assert_eq!(db.get(&ReadOptions::new(), b"missing")?, None);
+///
+/// let stats = db.stats();
+/// assert_eq!(stats.keys_written.load(Relaxed), 2);
+/// assert!(stats.wal_syncs.load(Relaxed) >= 1);
+/// assert_eq!(stats.gets.load(Relaxed), 2);
+/// assert_eq!(stats.blob_reads.load(Relaxed), 1);
+/// assert_eq!(stats.flushes.load(Relaxed), 1);
+/// assert!(stats.disk_bytes_written() >= stats.wal_bytes.load(Relaxed) + stats.flush_bytes.load(Relaxed));
+/// assert_eq!(stats.get_latency.snapshot().count(), 2);
+/// assert_eq!(stats.write_latency.snapshot().count(), 2);
+/// assert!(stats.histograms_text().contains("strata.db.get.micros"));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Default)]
 pub struct Stats {
     /// Keys written by users (each batch entry counts).
@@ -68,7 +97,8 @@ impl Stats {
         counter.fetch_add(d.as_micros() as u64, Ordering::Relaxed);
     }
 
-    /// Bytes written to disk by the engine: WAL, flush and compaction output.
+    /// Bytes written to disk by the engine: WAL, flush and compaction output (the numerator of
+    /// write amplification). See the example on [`Stats`].
     pub fn disk_bytes_written(&self) -> u64 {
         self.wal_bytes.load(Ordering::Relaxed)
             + self.flush_bytes.load(Ordering::Relaxed)
@@ -81,7 +111,20 @@ const MIB: f64 = 1024.0 * 1024.0;
 impl Stats {
     /// The latency histograms in RocksDB's statistics-dump shape, microseconds:
     /// `strata.db.get.micros P50 : x P95 : x P99 : x P100 : x COUNT : n SUM : s`. Percentiles are
-    /// interpolated inside fixed buckets (1-2-5 steps), so they are estimates.
+    /// interpolated inside fixed buckets (1-2-5 steps), so they are estimates. One line per
+    /// histogram, each ending in a newline.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir()?;
+    /// use strata::{Db, Options, ReadOptions};
+    /// let db = Db::open(dir.path(), Options::default())?;
+    /// db.get(&ReadOptions::new(), b"k")?;
+    /// let text = db.stats().histograms_text();
+    /// let get_line = text.lines().find(|l| l.starts_with("strata.db.get.micros")).unwrap();
+    /// assert!(get_line.contains("COUNT : 1"));
+    /// assert!(text.lines().any(|l| l.starts_with("strata.db.write.micros")));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn histograms_text(&self) -> String {
         let mut s = self.get_latency.snapshot().rocksdb_line("strata.db.get.micros");
         s.push('\n');
