@@ -7,7 +7,18 @@ use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-/// Upper bounds of the finite buckets, in nanoseconds (inclusive).
+/// Upper bounds of the finite buckets, in nanoseconds (inclusive): 1 µs, 2 µs, 5 µs, 10 µs, ...
+/// 10 s. Bucket `i` of a [`HistogramSnapshot`] counts observations in
+/// `(BUCKET_BOUNDS_NANOS[i - 1], BUCKET_BOUNDS_NANOS[i]]`.
+///
+/// ```
+/// use strata::metrics::{Histogram, BUCKET_BOUNDS_NANOS};
+/// assert_eq!(BUCKET_BOUNDS_NANOS[0], 1_000); // 1 µs
+/// let h = Histogram::default();
+/// h.record(std::time::Duration::from_micros(3)); // in (2 µs, 5 µs]
+/// let i = BUCKET_BOUNDS_NANOS.iter().position(|&b| b == 5_000).unwrap();
+/// assert_eq!(h.snapshot().buckets[i], 1);
+/// ```
 pub const BUCKET_BOUNDS_NANOS: [u64; 22] = [
     1_000,
     2_000,
@@ -33,10 +44,38 @@ pub const BUCKET_BOUNDS_NANOS: [u64; 22] = [
     10_000_000_000,
 ];
 
-/// Number of buckets, the overflow (`+Inf`) bucket included.
+/// Number of buckets, the overflow (`+Inf`) bucket included: the length of
+/// [`HistogramSnapshot::buckets`].
+///
+/// ```
+/// use strata::metrics::{Histogram, NUM_BUCKETS};
+/// let h = Histogram::default();
+/// h.record(std::time::Duration::from_secs(60)); // beyond the last bound
+/// assert_eq!(h.snapshot().buckets[NUM_BUCKETS - 1], 1);
+/// ```
 pub const NUM_BUCKETS: usize = BUCKET_BOUNDS_NANOS.len() + 1;
 
-/// A latency histogram that many threads record into without locks.
+/// A latency histogram that many threads record into without locks. The database keeps two,
+/// [`Stats::get_latency`](crate::Stats::get_latency) and
+/// [`Stats::write_latency`](crate::Stats::write_latency); applications may use their own.
+///
+/// ```
+/// use std::time::Duration;
+/// use strata::metrics::Histogram;
+/// let h = Histogram::default();
+/// std::thread::scope(|s| {
+///     for _ in 0..4 {
+///         s.spawn(|| {
+///             for us in 1..=25 {
+///                 h.record(Duration::from_micros(us));
+///             }
+///         });
+///     }
+/// });
+/// let snap = h.snapshot();
+/// assert_eq!(snap.count(), 100);
+/// assert_eq!(snap.sum_nanos, 4 * (1..=25).sum::<u64>() * 1_000);
+/// ```
 #[derive(Default)]
 pub struct Histogram {
     buckets: [AtomicU64; NUM_BUCKETS],
@@ -51,7 +90,8 @@ impl fmt::Debug for Histogram {
 }
 
 impl Histogram {
-    /// Records one observation.
+    /// Records one observation (two relaxed atomic adds). Durations beyond the last bound land in
+    /// the overflow bucket. See the example on [`Histogram`].
     #[inline]
     pub fn record(&self, d: Duration) {
         let nanos = u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
@@ -61,7 +101,7 @@ impl Histogram {
     }
 
     /// A copy of the current counts. Concurrent recording may make the sum and the buckets
-    /// differ by the observations in flight.
+    /// differ by the observations in flight. See the example on [`Histogram`].
     pub fn snapshot(&self) -> HistogramSnapshot {
         HistogramSnapshot {
             buckets: std::array::from_fn(|i| self.buckets[i].load(Ordering::Relaxed)),
@@ -70,7 +110,24 @@ impl Histogram {
     }
 }
 
-/// Counts copied out of a [`Histogram`].
+/// Counts copied out of a [`Histogram`] by [`Histogram::snapshot`], with the statistics computed
+/// from them. Two snapshots can be subtracted bucket by bucket to get the observations between
+/// them.
+///
+/// ```
+/// use std::time::Duration;
+/// use strata::metrics::Histogram;
+/// let h = Histogram::default();
+/// for us in [100, 100, 100, 4_000] {
+///     h.record(Duration::from_micros(us));
+/// }
+/// let s = h.snapshot();
+/// assert_eq!(s.count(), 4);
+/// assert_eq!(s.mean_nanos(), 1_075_000.0);
+/// assert!(s.percentile_nanos(50.0) <= 100_000.0); // in the (50 µs, 100 µs] bucket
+/// assert!((2_000_000.0..=5_000_000.0).contains(&s.percentile_nanos(100.0)));
+/// assert!(s.rocksdb_line("app.op.micros").starts_with("app.op.micros P50 : "));
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HistogramSnapshot {
     /// Observations per bucket (not cumulative); the last is the overflow bucket.
@@ -80,12 +137,13 @@ pub struct HistogramSnapshot {
 }
 
 impl HistogramSnapshot {
-    /// Number of observations.
+    /// Number of observations: the sum of the buckets. See the example on [`HistogramSnapshot`].
     pub fn count(&self) -> u64 {
         self.buckets.iter().sum()
     }
 
-    /// Mean in nanoseconds (0 when empty).
+    /// Mean in nanoseconds (exact: from the recorded sum; 0 when empty). See the example on
+    /// [`HistogramSnapshot`].
     pub fn mean_nanos(&self) -> f64 {
         let n = self.count();
         if n == 0 {
@@ -97,7 +155,8 @@ impl HistogramSnapshot {
 
     /// Estimated `p`-th percentile (0..=100) in nanoseconds, interpolated linearly inside the
     /// bucket that holds it. An estimate: its error is bounded by the bucket's width. Values in
-    /// the overflow bucket are reported as the last finite bound.
+    /// the overflow bucket are reported as the last finite bound; 0 when empty. See the example on
+    /// [`HistogramSnapshot`].
     pub fn percentile_nanos(&self, p: f64) -> f64 {
         let n = self.count();
         if n == 0 {
@@ -121,7 +180,17 @@ impl HistogramSnapshot {
     }
 
     /// One line in RocksDB's statistics-dump shape, values in microseconds:
-    /// `name P50 : x P95 : x P99 : x P100 : x COUNT : n SUM : s`.
+    /// `name P50 : x P95 : x P99 : x P100 : x COUNT : n SUM : s` (percentiles with three decimals,
+    /// `SUM` in whole microseconds).
+    ///
+    /// ```
+    /// let h = strata::metrics::Histogram::default();
+    /// h.record(std::time::Duration::from_micros(1));
+    /// assert_eq!(
+    ///     h.snapshot().rocksdb_line("op"),
+    ///     "op P50 : 1.000 P95 : 1.000 P99 : 1.000 P100 : 1.000 COUNT : 1 SUM : 1"
+    /// );
+    /// ```
     pub fn rocksdb_line(&self, name: &str) -> String {
         let us = |p: f64| self.percentile_nanos(p) / 1e3;
         format!(
