@@ -9,10 +9,28 @@ use std::str::FromStr;
 use crate::error::{Error, Result};
 use crate::options::Options;
 
-/// A named set of option choices for a kind of workload.
+/// A named set of option choices for a kind of workload. Get its [`Options`] with
+/// [`Preset::options`] (or `Options::from(preset)`), by name with [`Options::preset`] or
+/// `"bulk_load".parse::<Preset>()`.
+///
+/// ```
+/// # let dir = tempfile::tempdir()?;
+/// use strata::{Db, Options, Preset, ReadOptions, WriteOptions};
+/// // Load with the bulk-load preset, then compact so reads are fast again.
+/// let opts = Options { cache_size: 64 << 20, ..Preset::BulkLoad.options() };
+/// assert_eq!(opts.write_buffer_size, 256 << 20);
+/// let db = Db::open(dir.path(), opts)?;
+/// for i in 0..1000u32 {
+///     db.put(&WriteOptions { sync: false, disable_wal: true }, &i.to_be_bytes(), b"v")?;
+/// }
+/// db.compact_range(None, None)?;
+/// assert_eq!(db.get(&ReadOptions::new(), &7u32.to_be_bytes())?, Some(b"v".to_vec()));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Preset {
     /// The defaults: a mixed read/write workload on a server with memory to spare.
+    /// `Preset::Balanced.options()` equals `Options::default()`.
     Balanced,
     /// Loading a large data set as fast as possible, reads come later: 256 MiB memtables (6 of
     /// them), a high L0 compaction trigger (16), no gradual slowdown (slowdown and stop both at
@@ -31,10 +49,27 @@ pub enum Preset {
 }
 
 impl Preset {
-    /// Every preset.
+    /// Every preset, in declaration order.
+    ///
+    /// ```
+    /// use strata::Preset;
+    /// let names: Vec<&str> = Preset::ALL.iter().map(|p| p.name()).collect();
+    /// assert_eq!(names, ["balanced", "bulk_load", "read_heavy", "low_memory"]);
+    /// ```
     pub const ALL: [Preset; 4] = [Preset::Balanced, Preset::BulkLoad, Preset::ReadHeavy, Preset::LowMemory];
 
-    /// The preset's name in files and on command lines (`bulk_load`, ...).
+    /// The preset's name in files and on command lines (`bulk_load`, ...); also its `Display`
+    /// form, and what `str::parse` accepts.
+    ///
+    /// ```
+    /// use strata::Preset;
+    /// assert_eq!(Preset::ReadHeavy.name(), "read_heavy");
+    /// assert_eq!(Preset::ReadHeavy.to_string(), "read_heavy");
+    /// assert_eq!("read_heavy".parse::<Preset>()?, Preset::ReadHeavy);
+    /// assert_eq!("ReadHeavy".parse::<Preset>()?, Preset::ReadHeavy);
+    /// assert!(matches!("fast".parse::<Preset>(), Err(strata::Error::InvalidArgument(_))));
+    /// # Ok::<(), strata::Error>(())
+    /// ```
     pub fn name(self) -> &'static str {
         match self {
             Preset::Balanced => "balanced",
@@ -44,7 +79,17 @@ impl Preset {
         }
     }
 
-    /// The options of this preset.
+    /// The options of this preset: `Options::default()` with the changes listed on the variant.
+    /// They always pass [`Options::validate`].
+    ///
+    /// ```
+    /// use strata::{Options, Preset};
+    /// let low = Preset::LowMemory.options();
+    /// assert_eq!((low.write_buffer_size, low.cache_size), (4 << 20, 4 << 20));
+    /// assert_eq!(low.block_size, Options::default().block_size); // untouched
+    /// assert!(low.validate().is_ok());
+    /// assert_eq!(Options::from(Preset::ReadHeavy).bloom_bits_per_key, 16);
+    /// ```
     pub fn options(self) -> Options {
         let d = Options::default();
         match self {
@@ -106,7 +151,18 @@ impl FromStr for Preset {
 
 impl Options {
     /// The options of the preset named `name` (`balanced`, `bulk_load`, `read_heavy`,
-    /// `low_memory`); see [`Preset`].
+    /// `low_memory`, parsed as by `str::parse::<Preset>`); see [`Preset`].
+    ///
+    /// # Errors
+    /// `InvalidArgument` listing the known names for any other name.
+    ///
+    /// ```
+    /// use strata::Options;
+    /// let opts = Options::preset("bulk_load")?;
+    /// assert_eq!(opts.level0_compaction_trigger, 16);
+    /// assert!(Options::preset("turbo").unwrap_err().to_string().contains("bulk_load"));
+    /// # Ok::<(), strata::Error>(())
+    /// ```
     pub fn preset(name: &str) -> Result<Options> {
         Ok(name.parse::<Preset>()?.options())
     }
