@@ -9,7 +9,22 @@ use crate::fs::FileSystem;
 use crate::merge::MergeOperator;
 use crate::snapshot::Snapshot;
 
-/// Block compression. The discriminants are persisted in block trailers: DO NOT CHANGE THEM.
+/// Block compression, chosen per level with [`Options::compression_per_level`] (and for blob
+/// values with [`Options::blob_compression`]). Every codec is always readable; `Zstd` can only be
+/// written when the `zstd` feature (on by default) is compiled in. Each block records its codec,
+/// so changing the option applies to new files only.
+///
+/// ```
+/// use strata::{Compression, Options};
+/// let mut opts = Options::default();
+/// opts.compression_per_level = vec![Compression::None, Compression::Lz4, Compression::Zstd];
+/// assert_eq!(opts.compression_for_level(0), Compression::None);
+/// assert_eq!(opts.compression_for_level(6), Compression::Zstd); // the last entry applies below
+/// assert_eq!(Compression::parse("LZ4")?, Compression::Lz4);
+/// assert_eq!(Compression::Snappy.name(), "snappy");
+/// # Ok::<(), strata::Error>(())
+/// ```
+// The discriminants are persisted in block trailers: DO NOT CHANGE THEM.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[repr(u8)]
 pub enum Compression {
@@ -24,7 +39,13 @@ pub enum Compression {
 }
 
 impl Compression {
-    /// Decodes a persisted compression byte.
+    /// Decodes a persisted compression byte (the `as u8` value); `None` for an unknown byte.
+    ///
+    /// ```
+    /// use strata::Compression;
+    /// assert_eq!(Compression::from_u8(Compression::Lz4 as u8), Some(Compression::Lz4));
+    /// assert_eq!(Compression::from_u8(9), None);
+    /// ```
     pub fn from_u8(b: u8) -> Option<Self> {
         match b {
             0 => Some(Self::None),
@@ -35,7 +56,18 @@ impl Compression {
         }
     }
 
-    /// Parses db_bench's `--compression_type` names.
+    /// Parses db_bench's `--compression_type` names (`none`/`no`/`nocompression`, `snappy`,
+    /// `lz4`, `zstd`; case-insensitive).
+    ///
+    /// # Errors
+    /// `InvalidArgument` for any other name.
+    ///
+    /// ```
+    /// use strata::Compression;
+    /// assert_eq!(Compression::parse("NoCompression")?, Compression::None);
+    /// assert!(matches!(Compression::parse("gzip"), Err(strata::Error::InvalidArgument(_))));
+    /// # Ok::<(), strata::Error>(())
+    /// ```
     pub fn parse(s: &str) -> Result<Self> {
         match s.to_ascii_lowercase().as_str() {
             "none" | "no" | "nocompression" => Ok(Self::None),
@@ -48,7 +80,15 @@ impl Compression {
         }
     }
 
-    /// The option-file name of this compression.
+    /// The name of this compression in OPTIONS files; [`Compression::parse`] reads it back.
+    ///
+    /// ```
+    /// use strata::Compression;
+    /// for c in [Compression::None, Compression::Snappy, Compression::Lz4, Compression::Zstd] {
+    ///     assert_eq!(Compression::parse(c.name())?, c);
+    /// }
+    /// # Ok::<(), strata::Error>(())
+    /// ```
     pub fn name(self) -> &'static str {
         match self {
             Self::None => "none",
@@ -59,7 +99,18 @@ impl Compression {
     }
 }
 
-/// Number of levels in the tree (L0 .. L6).
+/// Number of levels in the tree (L0 .. L6): the valid `N` in the `strata.num-files-at-level<N>`
+/// property, and the levels [`Options::compression_for_level`] is asked about.
+///
+/// ```
+/// # let dir = tempfile::tempdir()?;
+/// use strata::{options::NUM_LEVELS, Db, Options};
+/// let db = Db::open(dir.path(), Options::default())?;
+/// let last = format!("strata.num-files-at-level{}", NUM_LEVELS - 1);
+/// assert_eq!(db.property(&last).as_deref(), Some("0"));
+/// assert_eq!(db.property(&format!("strata.num-files-at-level{NUM_LEVELS}")), None);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub const NUM_LEVELS: usize = 7;
 
 /// Options fixed when the database is opened. Start from `Options::default()`, a preset, or an
@@ -132,9 +183,11 @@ pub struct Options {
     pub max_log_file_size: u64,
     /// Rotated `LOG.old.*` files kept; older ones are deleted (default 10).
     pub keep_log_file_num: usize,
-    /// The merge operator for `merge` (default none).
+    /// The merge operator for `merge` (default none); see [`MergeOperator`].
     pub merge_operator: Option<Arc<dyn MergeOperator>>,
-    /// The filesystem all IO goes through.
+    /// The filesystem all IO goes through (default [`default_fs`](crate::fs::default_fs), the
+    /// operating system's). Replace it to add instrumentation or inject faults; see
+    /// [`FileSystem`].
     pub fs: Arc<dyn FileSystem>,
 }
 
@@ -190,7 +243,9 @@ fn invalid(name: &str, why: impl fmt::Display) -> Error {
 }
 
 impl Options {
-    /// The compression used for files written to `level`.
+    /// The compression used for files written to `level`: `compression_per_level[level]`, the last
+    /// entry for deeper levels, `None` when the list is empty. See the example on
+    /// [`Compression`].
     pub fn compression_for_level(&self, level: usize) -> Compression {
         let n = self.compression_per_level.len();
         if n == 0 {
@@ -200,12 +255,26 @@ impl Options {
     }
 
     /// Uses one compression for every level and for blobs.
+    ///
+    /// ```
+    /// use strata::{Compression, Options};
+    /// let mut opts = Options::default();
+    /// opts.set_compression(Compression::Lz4);
+    /// assert_eq!(opts.compression_for_level(0), Compression::Lz4);
+    /// assert_eq!(opts.blob_compression, Compression::Lz4);
+    /// ```
     pub fn set_compression(&mut self, c: Compression) {
         self.compression_per_level = vec![c];
         self.blob_compression = c;
     }
 
-    /// Checks every option; the error names the first bad one.
+    /// Checks every option; [`Db::open`](crate::Db::open) calls it too. See the example on
+    /// [`Options`].
+    ///
+    /// # Errors
+    /// `InvalidArgument` naming the first bad option and its allowed range (for example a
+    /// `write_buffer_size` under 64 KiB, or triggers out of order), or `zstd` compression when
+    /// the `zstd` feature is off.
     pub fn validate(&self) -> Result<()> {
         if self.write_buffer_size < 64 << 10 {
             return Err(invalid("write_buffer_size", "must be at least 64 KiB"));
@@ -268,12 +337,21 @@ impl Options {
     }
 }
 
-/// Options for one write.
+/// Options for one write. The default (`sync: false, disable_wal: false`) survives a process
+/// crash but not a power loss (the WAL is in the OS cache); `docs/durability.md` has the details.
 ///
 /// ```
-/// let durable = strata::WriteOptions { sync: true, disable_wal: false };
-/// let bulk = strata::WriteOptions { sync: false, disable_wal: true }; // lost on a crash until flushed
-/// # let _ = (durable, bulk);
+/// # let dir = tempfile::tempdir()?;
+/// use strata::{Db, Options, ReadOptions, WriteOptions};
+/// let db = Db::open(dir.path(), Options::default())?;
+/// let durable = WriteOptions { sync: true, disable_wal: false }; // survives power loss on return
+/// let bulk = WriteOptions { sync: false, disable_wal: true }; // lost on a crash until flushed
+/// db.put(&durable, b"account", b"42")?;
+/// db.put(&bulk, b"cache-entry", b"x")?;
+/// db.flush()?; // now the unlogged write is on disk too
+/// assert!(db.stats().wal_syncs.load(std::sync::atomic::Ordering::Relaxed) >= 1);
+/// assert_eq!(db.get(&ReadOptions::new(), b"cache-entry")?, Some(b"x".to_vec()));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Debug, Clone, Copy, Default)]
 pub struct WriteOptions {
@@ -283,19 +361,36 @@ pub struct WriteOptions {
     pub disable_wal: bool,
 }
 
-/// Options for reads and iterators.
+/// Options for reads and iterators. Bounds and prefix apply to iterators only; `get` ignores
+/// them. When both a prefix and bounds are set, the iterator uses the tighter of each.
 ///
 /// ```
-/// let ro = strata::ReadOptions {
-///     lower_bound: Some(b"user:100".to_vec()),
-///     upper_bound: Some(b"user:200".to_vec()),
-///     ..strata::ReadOptions::new()
+/// # let dir = tempfile::tempdir()?;
+/// use strata::{Db, Options, ReadOptions, WriteOptions};
+/// let db = Db::open(dir.path(), Options::default())?;
+/// for id in [99, 100, 150, 200] {
+///     db.put(&WriteOptions::default(), format!("user:{id}").as_bytes(), b"")?;
+/// }
+/// let ro = ReadOptions {
+///     lower_bound: Some(b"user:100".to_vec()), // inclusive
+///     upper_bound: Some(b"user:200".to_vec()), // exclusive
+///     fill_cache: false,                       // a one-off scan: keep the cache for hot data
+///     ..ReadOptions::new()
 /// };
-/// # let _ = ro;
+/// let mut it = db.iter(&ro)?;
+/// let mut keys = Vec::new();
+/// it.seek_to_first();
+/// while it.valid() {
+///     keys.push(String::from_utf8(it.key().to_vec())?);
+///     it.next();
+/// }
+/// it.status()?;
+/// assert_eq!(keys, ["user:100", "user:150"]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Clone)]
 pub struct ReadOptions {
-    /// Read as of this snapshot instead of the latest state.
+    /// Read as of this snapshot instead of the latest state; see [`Snapshot`].
     pub snapshot: Option<Snapshot>,
     /// Put blocks read by this operation into the block cache (default true).
     pub fill_cache: bool,
@@ -303,12 +398,19 @@ pub struct ReadOptions {
     pub lower_bound: Option<Vec<u8>>,
     /// Iterators stop before this user key (exclusive).
     pub upper_bound: Option<Vec<u8>>,
-    /// Iterators only return keys with this prefix.
+    /// Iterators only return keys with this prefix (see the example on
+    /// [`Db::iter`](crate::Db::iter)).
     pub prefix: Option<Vec<u8>>,
 }
 
 impl ReadOptions {
-    /// Default read options: latest state, cache filled, no bounds.
+    /// Default read options: latest state, cache filled, no bounds (same as
+    /// `ReadOptions::default()`).
+    ///
+    /// ```
+    /// let ro = strata::ReadOptions::new();
+    /// assert!(ro.snapshot.is_none() && ro.fill_cache && ro.prefix.is_none());
+    /// ```
     pub fn new() -> Self {
         Self { snapshot: None, fill_cache: true, lower_bound: None, upper_bound: None, prefix: None }
     }

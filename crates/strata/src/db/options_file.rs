@@ -360,6 +360,22 @@ impl Options {
     /// `InvalidArgument` naming the line and option for an unknown section or option, a repeated
     /// option or a bad value (including values `validate` rejects); `UnsupportedVersion` for a
     /// file from a newer layout.
+    ///
+    /// ```
+    /// use strata::{Compression, Options};
+    /// let opts = Options::from_ini_str(
+    ///     "[DBOptions]\n  cache_size=1G\n\n[CFOptions \"default\"]\n  \
+    ///      write_buffer_size=128M\n  compression_per_level=none:lz4:zstd\n",
+    /// )?;
+    /// assert_eq!(opts.cache_size, 1 << 30);
+    /// assert_eq!(opts.write_buffer_size, 128 << 20);
+    /// assert_eq!(opts.compression_for_level(6), Compression::Zstd);
+    /// assert_eq!(opts.block_size, Options::default().block_size); // not in the text
+    ///
+    /// let typo = Options::from_ini_str("[DBOptions]\n  cache_sise=1G\n").unwrap_err();
+    /// assert!(typo.to_string().contains("line 2"), "{typo}");
+    /// # Ok::<(), strata::Error>(())
+    /// ```
     pub fn from_ini_str(text: &str) -> Result<Options> {
         parse_into(Options::default(), text)
     }
@@ -367,12 +383,46 @@ impl Options {
     /// Applies an options file on top of `self`: options the text does not mention, the
     /// filesystem, and a merge operator whose name matches the file's are kept. Use this when the
     /// database uses a merge operator of your own.
+    ///
+    /// # Errors
+    /// As [`Options::from_ini_str`]; a `merge_operator=` naming neither a built-in operator nor
+    /// the one already in `self` is `InvalidArgument`.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use strata::merge::StringAppendOperator;
+    /// use strata::Options;
+    /// let mine = Options { merge_operator: Some(Arc::new(StringAppendOperator::new(b"|"))), ..Options::default() };
+    /// let text = mine.to_ini_string(); // names "stringappend", the built-in would use ","
+    /// let opts = mine.clone().with_ini_str(&text)?;
+    /// let op = opts.merge_operator.unwrap();
+    /// assert_eq!(op.full_merge(b"k", Some(b"a"), &[b"b"]), Some(b"a|b".to_vec())); // kept ours
+    /// assert!(Options::default().with_ini_str("[CFOptions \"default\"]\nmerge_operator=max\n").is_err());
+    /// # Ok::<(), strata::Error>(())
+    /// ```
     pub fn with_ini_str(self, text: &str) -> Result<Options> {
         parse_into(self, text)
     }
 
-    /// Reads options from the file at `path` (see [`Options::from_ini_str`]); errors name the
-    /// file.
+    /// Reads options from the file at `path` (see [`Options::from_ini_str`]) through the
+    /// operating system's filesystem.
+    ///
+    /// # Errors
+    /// `Io` when the file cannot be read; `InvalidArgument` (prefixed with the path) when it is
+    /// not UTF-8 or not a valid options file; `UnsupportedVersion` as for `from_ini_str`.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir()?;
+    /// use strata::Options;
+    /// let path = dir.path().join("tuned.ini");
+    /// std::fs::write(&path, "[CFOptions \"default\"]\n  bloom_bits_per_key=16\n")?;
+    /// assert_eq!(Options::load(&path)?.bloom_bits_per_key, 16);
+    ///
+    /// std::fs::write(&path, "[CFOptions \"default\"]\n  bloom_bits_per_key=lots\n")?;
+    /// let err = Options::load(&path).unwrap_err();
+    /// assert!(err.to_string().contains("tuned.ini"), "{err}");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn load(path: impl AsRef<Path>) -> Result<Options> {
         let path = path.as_ref();
         let bytes = crate::fs::default_fs().read_all(path)?;
@@ -387,6 +437,18 @@ impl Options {
     /// # Errors
     /// An `Io` error of kind `NotFound` when the directory holds no OPTIONS file, else as
     /// [`Options::load`].
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir()?;
+    /// use strata::{Db, Options};
+    /// let opts = Options { write_buffer_size: 8 << 20, ..Options::default() };
+    /// drop(Db::open(dir.path(), opts)?);
+    /// let again = Options::load_latest(dir.path())?; // how it was opened last time
+    /// assert_eq!(again.write_buffer_size, 8 << 20);
+    /// let db = Db::open(dir.path(), again)?;
+    /// # let _ = db;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn load_latest(db_dir: impl AsRef<Path>) -> Result<Options> {
         let dir = db_dir.as_ref();
         let newest = crate::fs::default_fs()
@@ -406,7 +468,17 @@ impl Options {
         }
     }
 
-    /// These options in the OPTIONS file layout; [`Options::from_ini_str`] reads it back.
+    /// These options in the OPTIONS file layout; [`Options::from_ini_str`] reads it back. The
+    /// filesystem is not part of it, and a merge operator is written by name.
+    ///
+    /// ```
+    /// use strata::{Options, Preset};
+    /// let text = Preset::ReadHeavy.options().to_ini_string();
+    /// assert!(text.contains("bloom_bits_per_key=16"));
+    /// let back = Options::from_ini_str(&text)?;
+    /// assert_eq!(back.to_ini_string(), text);
+    /// # Ok::<(), strata::Error>(())
+    /// ```
     pub fn to_ini_string(&self) -> String {
         render(self)
     }
