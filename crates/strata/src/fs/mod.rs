@@ -1,6 +1,17 @@
 //! The filesystem seam: every byte strata reads or writes goes through [`FileSystem`], so tests can
 //! inject faults (failed fsync, ENOSPC, torn writes, dropped unsynced data) into the real engine.
 //! This module owns the traits and a small buffered writer; it must not know about file formats.
+//!
+//! This is strata's equivalent of RocksDB's `Env`/`FileSystem`: set
+//! [`Options::fs`](crate::Options::fs) to your own [`FileSystem`] to count or throttle IO, keep a
+//! database in memory, or inject faults in tests (see the fault-injection example on
+//! [`FileSystem`]). The default, [`PosixFs`], is the operating system's filesystem.
+//!
+//! Errors from every method are [`Error`](crate::Error)s: [`Error::Io`](crate::Error::Io) with
+//! the path for failures of the operating system (build them with
+//! [`Error::io`](crate::Error::io)), and [`Error::Locked`](crate::Error::Locked) from
+//! [`FileSystem::lock`]. An error the engine gets while writing makes the database read-only
+//! ([`Error::Background`](crate::Error::Background)) rather than risk losing data.
 
 mod posix;
 
@@ -11,69 +22,342 @@ use crate::error::Result;
 
 pub use posix::PosixFs;
 
-/// A file opened for appending. `append` hands bytes to the kernel (write(2)) before returning;
-/// nothing is buffered in user space, so a process kill loses nothing already appended.
+/// A file opened for appending, returned by [`FileSystem::create`]. `append` hands bytes to the
+/// kernel (write(2)) before returning; nothing is buffered in user space, so a process kill loses
+/// nothing already appended. Implementations must keep that promise: the WAL relies on it.
+///
+/// An in-memory implementation:
+///
+/// ```
+/// use std::sync::{Arc, Mutex};
+/// use strata::fs::WritableFile;
+///
+/// struct MemFile(Arc<Mutex<Vec<u8>>>);
+///
+/// impl WritableFile for MemFile {
+///     fn append(&mut self, data: &[u8]) -> strata::Result<()> {
+///         self.0.lock().unwrap().extend_from_slice(data);
+///         Ok(())
+///     }
+///     fn sync_data(&mut self) -> strata::Result<()> {
+///         Ok(()) // nothing to make durable
+///     }
+///     fn len(&self) -> u64 {
+///         self.0.lock().unwrap().len() as u64
+///     }
+/// }
+///
+/// let contents = Arc::new(Mutex::new(Vec::new()));
+/// let mut f = MemFile(Arc::clone(&contents));
+/// assert!(f.is_empty());
+/// f.append(b"hello ")?;
+/// f.append(b"world")?;
+/// f.sync_data()?;
+/// assert_eq!(f.len(), 11);
+/// assert_eq!(contents.lock().unwrap().as_slice(), b"hello world");
+/// # Ok::<(), strata::Error>(())
+/// ```
 pub trait WritableFile: Send {
-    /// Writes all of `data` at the end of the file.
+    /// Writes all of `data` at the end of the file. Fails with `Io` (for example when the disk
+    /// is full); after a failure the file's contents past the last `sync_data` are unspecified.
+    /// See the example on [`WritableFile`].
     fn append(&mut self, data: &[u8]) -> Result<()>;
-    /// Makes everything appended so far durable (fdatasync).
+    /// Makes everything appended so far durable (fdatasync): it survives power loss once this
+    /// returns `Ok`. Fails with `Io`. See the example on [`WritableFile`].
     fn sync_data(&mut self) -> Result<()>;
-    /// Bytes appended so far.
+    /// Bytes appended so far. See the example on [`WritableFile`].
     fn len(&self) -> u64;
-    /// True when nothing was appended.
+    /// True when nothing was appended. See the example on [`WritableFile`].
     fn is_empty(&self) -> bool {
         self.len() == 0
     }
 }
 
-/// A file read at arbitrary offsets by many threads at once.
+/// A file read at arbitrary offsets by many threads at once, returned by
+/// [`FileSystem::open_random`]. strata opens SST and blob files this way, only after they are
+/// complete, so their contents never change while open.
+///
+/// An implementation over bytes in memory:
+///
+/// ```
+/// use strata::fs::RandomAccessFile;
+/// use strata::{Error, Result};
+///
+/// struct InMemory(Vec<u8>);
+///
+/// impl RandomAccessFile for InMemory {
+///     fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
+///         let src = usize::try_from(offset)
+///             .ok()
+///             .and_then(|start| self.0.get(start..start.checked_add(buf.len())?))
+///             .ok_or_else(|| Error::from(std::io::Error::from(std::io::ErrorKind::UnexpectedEof)))?;
+///         buf.copy_from_slice(src);
+///         Ok(())
+///     }
+///     fn size(&self) -> u64 {
+///         self.0.len() as u64
+///     }
+///     fn mapped(&self) -> Option<&[u8]> {
+///         Some(&self.0) // already in memory: let readers borrow instead of copying
+///     }
+/// }
+///
+/// let f = InMemory(b"hello world".to_vec());
+/// let mut buf = [0u8; 5];
+/// f.read_exact_at(6, &mut buf)?;
+/// assert_eq!(&buf, b"world");
+/// assert!(f.read_exact_at(8, &mut buf).is_err()); // would read past the end
+/// assert_eq!((f.size(), f.mapped().map(<[u8]>::len)), (11, Some(11)));
+/// # Ok::<(), strata::Error>(())
+/// ```
 pub trait RandomAccessFile: Send + Sync {
-    /// Fills `buf` from `offset`; reading past the end is an error.
+    /// Fills all of `buf` from `offset`. Fails with `Io` on a read error, and when the range
+    /// reaches past the end of the file (kind `UnexpectedEof` by convention); never returns
+    /// fewer bytes. See the example on [`RandomAccessFile`].
     fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> Result<()>;
-    /// The file's size when it was opened.
+    /// The file's size when it was opened. See the example on [`RandomAccessFile`].
     fn size(&self) -> u64;
     /// The whole file as memory, when the filesystem maps files; readers then borrow from it
-    /// instead of copying. `None` means every read goes through `read_exact_at`.
+    /// instead of copying. `None` (the default) means every read goes through `read_exact_at`.
+    /// See the example on [`RandomAccessFile`].
     fn mapped(&self) -> Option<&[u8]> {
         None
     }
 }
 
-/// A file read front to back once (WAL and MANIFEST replay).
+/// A file read front to back once (WAL and MANIFEST replay), returned by
+/// [`FileSystem::open_sequential`].
+///
+/// An implementation over any `std::io::Read`:
+///
+/// ```
+/// use std::io::Read;
+/// use strata::fs::SequentialFile;
+///
+/// struct FromRead<R>(R);
+///
+/// impl<R: Read + Send> SequentialFile for FromRead<R> {
+///     fn read(&mut self, buf: &mut [u8]) -> strata::Result<usize> {
+///         Ok(self.0.read(buf)?) // std::io::Error converts to Error::Io
+///     }
+/// }
+///
+/// let mut f = FromRead(&b"abcdefg"[..]);
+/// let mut buf = [0u8; 4];
+/// let mut out = Vec::new();
+/// loop {
+///     let n = f.read(&mut buf)?;
+///     if n == 0 {
+///         break;
+///     }
+///     out.extend_from_slice(&buf[..n]);
+/// }
+/// assert_eq!(out, b"abcdefg");
+/// # Ok::<(), strata::Error>(())
+/// ```
 pub trait SequentialFile: Send {
-    /// Reads up to `buf.len()` bytes; returns 0 at the end of the file.
+    /// Reads up to `buf.len()` bytes into `buf` and returns how many; 0 only at the end of the
+    /// file. Fails with `Io`. See the example on [`SequentialFile`].
     fn read(&mut self, buf: &mut [u8]) -> Result<usize>;
 }
 
-/// Held while the database is open; dropping it releases the lock.
+/// A lock returned by [`FileSystem::lock`], held while the database is open; dropping it
+/// releases the lock. The trait has no methods: implement `Drop` to release.
+///
+/// A lock that only excludes other holders in this process:
+///
+/// ```
+/// use std::collections::HashSet;
+/// use std::path::{Path, PathBuf};
+/// use std::sync::{Arc, Mutex};
+/// use strata::fs::FileLock;
+/// use strata::{Error, Result};
+///
+/// struct InProcessLock {
+///     path: PathBuf,
+///     held: Arc<Mutex<HashSet<PathBuf>>>,
+/// }
+///
+/// impl FileLock for InProcessLock {}
+///
+/// impl Drop for InProcessLock {
+///     fn drop(&mut self) {
+///         self.held.lock().unwrap().remove(&self.path);
+///     }
+/// }
+///
+/// fn lock(held: &Arc<Mutex<HashSet<PathBuf>>>, path: &Path) -> Result<Box<dyn FileLock>> {
+///     if !held.lock().unwrap().insert(path.to_path_buf()) {
+///         return Err(Error::Locked(path.to_path_buf()));
+///     }
+///     Ok(Box::new(InProcessLock { path: path.to_path_buf(), held: Arc::clone(held) }))
+/// }
+///
+/// let held = Arc::default();
+/// let first = lock(&held, Path::new("/db/LOCK"))?;
+/// assert!(matches!(lock(&held, Path::new("/db/LOCK")), Err(Error::Locked(_))));
+/// drop(first);
+/// assert!(lock(&held, Path::new("/db/LOCK")).is_ok());
+/// # Ok::<(), strata::Error>(())
+/// ```
 pub trait FileLock: Send + Sync {}
 
-/// The only door to the disk.
+/// The only door to the disk: every file strata creates, reads, renames or removes goes through
+/// the `FileSystem` in [`Options::fs`](crate::Options::fs). Implementations must be safe to call
+/// from many threads at once. Every method fails with [`Error::Io`](crate::Error::Io) (naming the
+/// path) when the operation fails, unless its own documentation says otherwise.
+///
+/// # Using one
+///
+/// ```
+/// # let dir = tempfile::tempdir()?;
+/// use strata::fs::{default_fs, FileSystem};
+/// let fs = default_fs();
+/// let sub = dir.path().join("a/b");
+/// fs.create_dir_all(&sub)?;
+/// assert_eq!(fs.is_dir(&sub)?, Some(true));
+///
+/// let path = sub.join("data");
+/// let mut f = fs.create(&path)?;
+/// f.append(b"hello world")?;
+/// f.sync_data()?;
+/// drop(f);
+/// assert_eq!(fs.file_size(&path)?, 11);
+/// assert_eq!(fs.is_dir(&path)?, Some(false));
+///
+/// let r = fs.open_random(&path)?;
+/// let mut buf = [0u8; 5];
+/// r.read_exact_at(6, &mut buf)?;
+/// assert_eq!(&buf, b"world");
+/// assert_eq!(fs.read_all(&path)?, b"hello world"); // through open_sequential
+///
+/// fs.write_atomic(&sub, "config", b"v=1")?;
+/// fs.rename(&path, &sub.join("renamed"))?;
+/// fs.sync_dir(&sub)?;
+/// let mut names = fs.list_dir(&sub)?;
+/// names.sort();
+/// assert_eq!(names, ["config", "renamed"]);
+/// fs.remove_file(&sub.join("renamed"))?;
+/// assert_eq!(fs.is_dir(&sub.join("renamed"))?, None);
+/// assert!(fs.file_size(&sub.join("renamed")).is_err());
+///
+/// let lock = fs.lock(&sub.join("LOCK"))?;
+/// assert!(matches!(fs.lock(&sub.join("LOCK")), Err(strata::Error::Locked(_))));
+/// drop(lock);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+///
+/// # Implementing one
+///
+/// A wrapper around the real filesystem that fails to create SST files on demand, to see what
+/// the engine does when the disk fills up during a flush (the `strata-testkit` crate in the
+/// strata repository has complete in-memory and fault-injecting filesystems):
+///
+/// ```
+/// # let dir = tempfile::tempdir()?;
+/// use std::path::Path;
+/// use std::sync::atomic::{AtomicBool, Ordering};
+/// use std::sync::Arc;
+/// use strata::fs::{FileLock, FileSystem, PosixFs, RandomAccessFile, SequentialFile, WritableFile};
+/// use strata::{Db, Error, Options, ReadOptions, Result, WriteOptions};
+///
+/// #[derive(Default)]
+/// struct DiskFullFs {
+///     fail_tables: AtomicBool,
+/// }
+///
+/// impl FileSystem for DiskFullFs {
+///     fn create(&self, path: &Path) -> Result<Box<dyn WritableFile>> {
+///         if self.fail_tables.load(Ordering::SeqCst) && path.extension().is_some_and(|e| e == "sst") {
+///             let e = std::io::Error::new(std::io::ErrorKind::StorageFull, "injected: disk full");
+///             return Err(Error::io(path, e));
+///         }
+///         PosixFs.create(path)
+///     }
+///     // Everything else goes to the real filesystem.
+///     fn create_dir_all(&self, path: &Path) -> Result<()> {
+///         PosixFs.create_dir_all(path)
+///     }
+///     fn open_random(&self, path: &Path) -> Result<Arc<dyn RandomAccessFile>> {
+///         PosixFs.open_random(path)
+///     }
+///     fn open_sequential(&self, path: &Path) -> Result<Box<dyn SequentialFile>> {
+///         PosixFs.open_sequential(path)
+///     }
+///     fn rename(&self, from: &Path, to: &Path) -> Result<()> {
+///         PosixFs.rename(from, to)
+///     }
+///     fn remove_file(&self, path: &Path) -> Result<()> {
+///         PosixFs.remove_file(path)
+///     }
+///     fn list_dir(&self, path: &Path) -> Result<Vec<String>> {
+///         PosixFs.list_dir(path)
+///     }
+///     fn is_dir(&self, path: &Path) -> Result<Option<bool>> {
+///         PosixFs.is_dir(path)
+///     }
+///     fn file_size(&self, path: &Path) -> Result<u64> {
+///         PosixFs.file_size(path)
+///     }
+///     fn sync_dir(&self, path: &Path) -> Result<()> {
+///         PosixFs.sync_dir(path)
+///     }
+///     fn lock(&self, path: &Path) -> Result<Box<dyn FileLock>> {
+///         PosixFs.lock(path)
+///     }
+/// }
+///
+/// let fs = Arc::new(DiskFullFs::default());
+/// let db = Db::open(dir.path(), Options { fs: fs.clone(), ..Options::default() })?;
+/// db.put(&WriteOptions::default(), b"a", b"1")?;
+/// db.flush()?;
+///
+/// fs.fail_tables.store(true, Ordering::SeqCst);
+/// db.put(&WriteOptions::default(), b"b", b"2")?; // in the WAL and the memtable
+/// let err = db.flush().unwrap_err();
+/// assert!(matches!(err, Error::Background(_)) && err.to_string().contains("disk full"), "{err}");
+/// // The database is now read-only until reopened.
+/// assert!(matches!(db.put(&WriteOptions::default(), b"c", b"3"), Err(Error::Background(_))));
+/// assert!(matches!(db.close(), Err(Error::Background(_))));
+///
+/// fs.fail_tables.store(false, Ordering::SeqCst);
+/// let db = Db::open(dir.path(), Options { fs, ..Options::default() })?;
+/// assert_eq!(db.get(&ReadOptions::new(), b"b")?, Some(b"2".to_vec())); // recovered from the WAL
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub trait FileSystem: Send + Sync + 'static {
-    /// Creates a directory and its parents.
+    /// Creates a directory and its parents; succeeds if it exists. See the examples on
+    /// [`FileSystem`].
     fn create_dir_all(&self, path: &Path) -> Result<()>;
-    /// Creates (or truncates) a file for appending.
+    /// Creates (or truncates) a file for appending. See the examples on [`FileSystem`].
     fn create(&self, path: &Path) -> Result<Box<dyn WritableFile>>;
-    /// Opens a file for positional reads.
+    /// Opens an existing file for positional reads. See the examples on [`FileSystem`].
     fn open_random(&self, path: &Path) -> Result<Arc<dyn RandomAccessFile>>;
-    /// Opens a file for one sequential pass.
+    /// Opens an existing file for one sequential pass. See the examples on [`FileSystem`].
     fn open_sequential(&self, path: &Path) -> Result<Box<dyn SequentialFile>>;
-    /// Atomically renames `from` to `to`, replacing `to`.
+    /// Atomically renames `from` to `to`, replacing `to`; durable once the directory is synced
+    /// with [`FileSystem::sync_dir`]. See the examples on [`FileSystem`].
     fn rename(&self, from: &Path, to: &Path) -> Result<()>;
-    /// Removes a file.
+    /// Removes a file. See the examples on [`FileSystem`].
     fn remove_file(&self, path: &Path) -> Result<()>;
-    /// Names (not paths) of the entries in a directory.
+    /// Names (not paths) of the entries in a directory, in no particular order. See the examples
+    /// on [`FileSystem`].
     fn list_dir(&self, path: &Path) -> Result<Vec<String>>;
-    /// `Some(true)` for a directory, `Some(false)` for another kind of entry, `None` if absent.
+    /// `Some(true)` for a directory, `Some(false)` for another kind of entry, `None` if absent
+    /// (absence is not an error). See the examples on [`FileSystem`].
     fn is_dir(&self, path: &Path) -> Result<Option<bool>>;
-    /// Size of a file in bytes.
+    /// Size of a file in bytes. See the examples on [`FileSystem`].
     fn file_size(&self, path: &Path) -> Result<u64>;
-    /// Makes the directory's entries (creates, renames, removals) durable.
+    /// Makes the directory's entries (creates, renames, removals) durable. See the examples on
+    /// [`FileSystem`].
     fn sync_dir(&self, path: &Path) -> Result<()>;
-    /// Takes an exclusive lock on `path` (created if missing); fails with `Error::Locked` if held.
+    /// Takes an exclusive lock on `path` (created if missing), held until the returned
+    /// [`FileLock`] is dropped. Fails with [`Error::Locked`](crate::Error::Locked) if another
+    /// holder (in this process or another) has it. See the examples on [`FileSystem`].
     fn lock(&self, path: &Path) -> Result<Box<dyn FileLock>>;
 
-    /// Reads a whole (small) file.
+    /// Reads a whole (small) file through [`FileSystem::open_sequential`]. See the examples on
+    /// [`FileSystem`].
     fn read_all(&self, path: &Path) -> Result<Vec<u8>> {
         let mut f = self.open_sequential(path)?;
         let mut out = Vec::new();
@@ -87,7 +371,9 @@ pub trait FileSystem: Send + Sync + 'static {
         }
     }
 
-    /// Writes `data` to `path` durably: temp file, fdatasync, rename, directory fsync.
+    /// Writes `data` to `dir/name` durably and atomically: a temporary `name.dbtmp`, fdatasync,
+    /// rename over `name`, directory fsync. After a crash the file holds either the old or the
+    /// new contents. See the examples on [`FileSystem`].
     fn write_atomic(&self, dir: &Path, name: &str, data: &[u8]) -> Result<()> {
         let tmp = dir.join(format!("{name}.dbtmp"));
         let mut f = self.create(&tmp)?;
@@ -99,13 +385,37 @@ pub trait FileSystem: Send + Sync + 'static {
     }
 }
 
-/// The default filesystem.
+/// The default filesystem, [`PosixFs`], the value of `Options::default().fs`.
+///
+/// ```
+/// # let dir = tempfile::tempdir()?;
+/// use strata::fs::default_fs;
+/// assert_eq!(default_fs().is_dir(dir.path())?, Some(true));
+/// assert_eq!(default_fs().is_dir(&dir.path().join("missing"))?, None);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn default_fs() -> Arc<dyn FileSystem> {
     Arc::new(PosixFs)
 }
 
-/// Buffers small appends into large writes for files that are synced before anyone relies on them
-/// (SST and blob files). Not for the WAL, whose appends must reach the kernel at once.
+/// Buffers small appends into large (1 MiB) writes for files that are synced before anyone
+/// relies on them (SST and blob files). Not for the WAL, whose appends must reach the kernel at
+/// once. Dropping it without [`BufferedWriter::finish`] loses what is still buffered.
+///
+/// ```
+/// # let dir = tempfile::tempdir()?;
+/// use strata::fs::{default_fs, BufferedWriter};
+/// let fs = default_fs();
+/// let path = dir.path().join("out");
+/// let mut w = BufferedWriter::new(fs.create(&path)?);
+/// for i in 0..1000u32 {
+///     w.write(&i.to_le_bytes())?;
+/// }
+/// assert_eq!(w.offset(), 4000); // counted, though not yet written
+/// assert_eq!(w.finish()?, 4000); // written and synced
+/// assert_eq!(fs.file_size(&path)?, 4000);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub struct BufferedWriter {
     file: Box<dyn WritableFile>,
     buf: Vec<u8>,
@@ -115,12 +425,14 @@ pub struct BufferedWriter {
 const BUFFERED_WRITER_CAPACITY: usize = 1 << 20;
 
 impl BufferedWriter {
-    /// Wraps a freshly created file.
+    /// Wraps a freshly created file (from [`FileSystem::create`]). See the example on
+    /// [`BufferedWriter`].
     pub fn new(file: Box<dyn WritableFile>) -> Self {
         Self { file, buf: Vec::with_capacity(BUFFERED_WRITER_CAPACITY), written: 0 }
     }
 
-    /// Appends bytes, writing through when the buffer fills.
+    /// Appends bytes, writing the buffer out when it fills. Fails with the file's `append`
+    /// error. See the example on [`BufferedWriter`].
     pub fn write(&mut self, data: &[u8]) -> Result<()> {
         self.written += data.len() as u64;
         if self.buf.len() + data.len() > BUFFERED_WRITER_CAPACITY {
@@ -133,7 +445,8 @@ impl BufferedWriter {
         Ok(())
     }
 
-    /// Logical bytes written so far, buffered or not.
+    /// Logical bytes written so far, buffered or not: the offset the next write lands at. See
+    /// the example on [`BufferedWriter`].
     pub fn offset(&self) -> u64 {
         self.written
     }
@@ -146,7 +459,8 @@ impl BufferedWriter {
         Ok(())
     }
 
-    /// Writes out the buffer and fdatasyncs the file.
+    /// Writes out the buffer and fdatasyncs the file; returns the file's length. Fails with the
+    /// file's `append` or `sync_data` error. See the example on [`BufferedWriter`].
     pub fn finish(mut self) -> Result<u64> {
         self.flush_buffer()?;
         self.file.sync_data()?;

@@ -10,7 +10,20 @@ use std::sync::{Arc, Mutex, OnceLock};
 use super::{FileLock, FileSystem, RandomAccessFile, SequentialFile, WritableFile};
 use crate::error::{Error, Result};
 
-/// The real filesystem.
+/// The real filesystem: positional reads (memory-mapped for SST and blob files), `fdatasync`,
+/// and `flock(2)` locks that also exclude other handles in this process. [`default_fs`] returns
+/// it; wrappers delegate to it (see the example on [`FileSystem`]).
+///
+/// ```
+/// # let dir = tempfile::tempdir()?;
+/// use std::sync::Arc;
+/// use strata::fs::PosixFs;
+/// use strata::{Db, Options, ReadOptions, WriteOptions};
+/// let db = Db::open(dir.path(), Options { fs: Arc::new(PosixFs), ..Options::default() })?;
+/// db.put(&WriteOptions::default(), b"k", b"v")?;
+/// assert_eq!(db.get(&ReadOptions::new(), b"k")?, Some(b"v".to_vec()));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Default, Clone, Copy)]
 pub struct PosixFs;
 
