@@ -2,6 +2,35 @@
 //! key-value separation. See `docs/format.md` for the bytes on disk and `docs/durability.md` for
 //! what survives a crash.
 //!
+//! The API follows RocksDB and LevelDB: open a [`Db`] with [`Options`] (or a [`Preset`]), write
+//! with [`Db::put`], [`Db::delete`], [`Db::merge`] or an atomic [`WriteBatch`], read with
+//! [`Db::get`] and a [`DbIterator`] under [`ReadOptions`] (optionally at a [`Snapshot`]). Every
+//! fallible call returns [`Result`] with a typed [`Error`].
+//!
+//! ```
+//! # let dir = tempfile::tempdir()?;
+//! use strata::{Db, Preset, ReadOptions, WriteBatch, WriteOptions};
+//! let db = Db::open(dir.path(), Preset::ReadHeavy.options())?;
+//! let mut batch = WriteBatch::new();
+//! batch.put(b"fruit:apple", b"red").put(b"fruit:kiwi", b"green").put(b"veg:leek", b"green");
+//! db.write(&WriteOptions { sync: true, disable_wal: false }, batch)?;
+//!
+//! let mut it = db.iter(&ReadOptions { prefix: Some(b"fruit:".to_vec()), ..ReadOptions::new() })?;
+//! let mut fruit = Vec::new();
+//! it.seek_to_first();
+//! while it.valid() {
+//!     fruit.push(String::from_utf8(it.key().to_vec())?);
+//!     it.next();
+//! }
+//! it.status()?;
+//! assert_eq!(fruit, ["fruit:apple", "fruit:kiwi"]);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! Also public: [`merge`] (built-in merge operators), [`metrics`] (latency histograms),
+//! [`verify::verify_db`] (offline checksum verification) and [`fs`] (the filesystem seam, for
+//! instrumentation and fault injection).
+//!
 //! # Internals
 //!
 //! The modules `blob`, `cache`, `compaction`, `iter`, `key`, `memtable`, `sst`, `util`, `version`
@@ -9,6 +38,8 @@
 //! public only so that strata's own tools (`strata` admin commands, the stress test, the fuzzers)
 //! can read the files directly. They are hidden from these docs and carry no stability promise:
 //! they may change in any release. Their on-disk formats are specified in `docs/format.md`.
+
+#![warn(missing_docs)]
 
 #[cfg(doctest)]
 #[doc = include_str!("../../../README.md")]

@@ -1,11 +1,24 @@
-//! The database handle: ties the WAL, memtables, version set, caches and background work together
-//! and exposes the public API. Submodules own one concern each: `open` (recovery phases), `write`
-//! (group commit and backpressure), `read` (point lookups), `background` (flush, compaction
-//! scheduling, obsolete files), `db_iter` (user iterators), `properties` (statistics).
+//! The database handle [`Db`], its iterator [`DbIterator`] and its counters [`Stats`], all
+//! re-exported at the crate root. The options-file readers ([`Options::from_ini_str`],
+//! [`Options::load`], [`Options::load_latest`]) live here too.
 //!
-//! Reads never take a lock: the current memtables and version are published together as one
-//! immutable [`SuperVersion`] behind an atomic pointer (arc-swap). Lock order when several are
-//! held: `leader` → `versions` → `bg`.
+//! ```
+//! # let dir = tempfile::tempdir()?;
+//! use strata::{Db, Options, ReadOptions, WriteOptions};
+//! let db = Db::open(dir.path(), Options::default())?;
+//! db.put(&WriteOptions::default(), b"hello", b"world")?;
+//! assert_eq!(db.get(&ReadOptions::new(), b"hello")?, Some(b"world".to_vec()));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+// The handle ties the WAL, memtables, version set, caches and background work together. Submodules
+// own one concern each: `open` (recovery phases), `write` (group commit and backpressure), `read`
+// (point lookups), `background` (flush, compaction scheduling, obsolete files), `db_iter` (user
+// iterators), `properties` (statistics).
+//
+// Reads never take a lock: the current memtables and version are published together as one
+// immutable `SuperVersion` behind an atomic pointer (arc-swap). Lock order when several are held:
+// `leader` → `versions` → `bg`.
 
 mod background;
 mod db_iter;

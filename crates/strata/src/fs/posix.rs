@@ -11,7 +11,7 @@ use super::{FileLock, FileSystem, RandomAccessFile, SequentialFile, WritableFile
 use crate::error::{Error, Result};
 
 /// The real filesystem: positional reads (memory-mapped for SST and blob files), `fdatasync`,
-/// and `flock(2)` locks that also exclude other handles in this process. [`default_fs`] returns
+/// and `flock(2)` locks that also exclude other handles in this process. [`default_fs`](super::default_fs) returns
 /// it; wrappers delegate to it (see the example on [`FileSystem`]).
 ///
 /// ```

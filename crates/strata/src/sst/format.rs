@@ -114,6 +114,8 @@ pub fn mapped_block_range(
     Ok(Some((start, len)))
 }
 
+/// Reads the block at `h` of table `file_number`, checks its checksum and decompresses it;
+/// `Corruption` for a handle outside the file, a checksum mismatch or an unknown codec.
 pub fn read_block(file: &dyn RandomAccessFile, file_number: u64, h: &BlockHandle) -> Result<Vec<u8>> {
     let size = usize::try_from(h.size).ok().filter(|&s| s <= MAX_BLOCK_SIZE);
     let Some(size) = size.filter(|_| h.end() <= file.size() && h.offset.checked_add(h.size).is_some()) else {
