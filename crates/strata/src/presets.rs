@@ -110,7 +110,7 @@ impl Preset {
                 cache_size: 256 << 20,
                 bloom_bits_per_key: 16,
                 block_size: 2048,
-                block_restart_interval: 8,
+                block_restart_interval: 4,
                 level0_compaction_trigger: 2,
                 ..d
             },

@@ -58,6 +58,7 @@ pub struct EngineOptions {
     pub target_file_size: Option<u64>,
     pub level0_compaction_trigger: Option<usize>,
     pub block_size: Option<usize>,
+    pub block_restart_interval: Option<usize>,
 }
 
 impl EngineOptions {
@@ -78,6 +79,7 @@ impl EngineOptions {
             target_file_size: None,
             level0_compaction_trigger: None,
             block_size: None,
+            block_restart_interval: None,
         }
     }
 
@@ -97,6 +99,7 @@ impl EngineOptions {
             target_file_size: f.target_file_size_base,
             level0_compaction_trigger: f.level0_file_num_compaction_trigger,
             block_size: f.block_size,
+            block_restart_interval: f.block_restart_interval,
         }
     }
 }

@@ -48,6 +48,9 @@ fn options(o: &EngineOptions) -> Result<Options> {
     if let Some(v) = o.block_size {
         table.set_block_size(v);
     }
+    if let Some(v) = o.block_restart_interval {
+        table.set_block_restart_interval(i32::try_from(v).context("--block_restart_interval is too large")?);
+    }
     opts.set_block_based_table_factory(&table);
     if let Some(v) = o.write_buffer_size {
         opts.set_write_buffer_size(v);

@@ -56,6 +56,9 @@ fn options(o: &EngineOptions) -> Result<Options> {
     if let Some(v) = o.block_size {
         opts.block_size = v;
     }
+    if let Some(v) = o.block_restart_interval {
+        opts.block_restart_interval = v;
+    }
     if let Some(name) = &o.merge_operator {
         let op = strata::merge::builtin(name).ok_or_else(|| {
             anyhow!("unknown --merge_operator {name:?} (strata has uint64add and stringappend)")

@@ -53,6 +53,7 @@ pub struct Flags {
     pub target_file_size_base: Option<u64>,
     pub level0_file_num_compaction_trigger: Option<usize>,
     pub block_size: Option<usize>,
+    pub block_restart_interval: Option<usize>,
     /// A named sequence of benchmark steps instead of `--benchmarks` (strata-specific).
     pub pattern: Option<String>,
     /// Draw the `--report_file` throughput as an SVG here after the run (strata-specific).
@@ -218,6 +219,9 @@ pub static FLAGS: &[FlagSpec] = &[
         set_some(&mut f.level0_file_num_compaction_trigger, v)
     }),
     flag("block_size", "", "SST block size", |f, v| set_some(&mut f.block_size, v)),
+    flag("block_restart_interval", "", "keys between restart points in data blocks", |f, v| {
+        set_some(&mut f.block_restart_interval, v)
+    }),
     flag("max_background_compactions", "", "ignored: strata sizes its own background pool", |f, v| {
         ignore(f, "max_background_compactions", v)
     }),
