@@ -6,3 +6,7 @@ cd "$(dirname "$0")/.."
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets -- -D warnings
 cargo test --workspace
+# The optional Rust peer engines of `strata bench` (heed, fjall, redb, sled). The RocksDB engine
+# compiles RocksDB from source (~20 minutes on 2 cores), so only scripts/bench-vs-peers.sh builds it.
+cargo clippy -p strata-cli --all-targets --features heed,fjall,redb,sled -- -D warnings
+cargo test -p strata-cli --features heed,fjall,redb,sled --bins engine
