@@ -66,6 +66,7 @@ has() { [[ ",$engines," == *",$1,"* ]]; }
 # The strata binary: STRATA as given, or target/release/strata built with the rocksdb engine.
 if [ -z "${STRATA:-}" ] && has rocksdb && ! "$strata" bench --engine=rocksdb --help >/dev/null 2>&1; then
   echo "building $strata with --features rocksdb (RocksDB 10.4.2 from source: ~20 minutes on 2 cores the first time; STRATA=path skips this)" >&2
+  "$here/scripts/install-peers.sh" || exit 1 # libclang for the bindings
   (cd "$here" && cargo build --release -p strata-cli --features rocksdb) || exit 1
 fi
 [ -x "$strata" ] || (cd "$here" && cargo build --release -p strata-cli) || exit 1
