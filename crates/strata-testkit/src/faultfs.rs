@@ -303,6 +303,12 @@ impl WritableFile for FaultWritable {
     fn len(&self) -> u64 {
         self.inner.len()
     }
+    fn preallocate(&mut self, upto: u64) -> Result<()> {
+        // Failures are injected like any write's; the zeros are not charged against the space
+        // limit (the appends that later fill them are).
+        self.fs.gate(Op::Write, &[&self.path])?;
+        self.inner.preallocate(upto)
+    }
 }
 
 struct FaultRandom {

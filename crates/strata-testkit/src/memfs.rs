@@ -1,6 +1,8 @@
 //! `MemFs`: an in-memory [`FileSystem`] that knows what would survive a power loss.
 //!
-//! Per file it keeps the live bytes and the length made durable by the last `sync_data`; per
+//! Per file it keeps the live bytes and the length made durable by the last `sync_data` (plus,
+//! for a preallocated file whose appends overwrite durable zeros, the durable bytes they
+//! replaced); per
 //! directory it keeps the live entries and the durable entries (copied from the live ones by
 //! `sync_dir`). This follows docs/durability.md: a file's fdatasync does NOT make its directory
 //! entry durable, and a create, rename or removal is durable only after its directory is synced.
@@ -28,6 +30,9 @@ struct FileData {
     data: Vec<u8>,
     /// Bytes made durable by the last `sync_data`.
     synced: usize,
+    /// The lowest offset below `synced` written since the last sync (appends into preallocated
+    /// space), and the durable bytes from there to `synced` as they were before.
+    overwritten: Option<(usize, Vec<u8>)>,
 }
 
 type FileRef = Arc<Mutex<FileData>>;
@@ -115,7 +120,8 @@ impl Image {
             for (name, file) in entries {
                 let data = surviving_bytes(&lock(file), mode, rng.as_mut());
                 let synced = data.len();
-                survived.insert(name.clone(), Arc::new(Mutex::new(FileData { data, synced })));
+                let survivor = FileData { data, synced, overwritten: None };
+                survived.insert(name.clone(), Arc::new(Mutex::new(survivor)));
             }
             let durable = survived.clone();
             dirs.insert(path.clone(), Dir { live: survived, durable });
@@ -131,7 +137,16 @@ fn surviving_bytes(f: &FileData, mode: CrashMode, rng: Option<&mut Rng>) -> Vec<
         return f.data.clone();
     }
     let mut out = f.data[..synced].to_vec();
-    let unsynced = f.data.len() - synced;
+    // Unsynced writes start at `from`: below `synced` when they overwrote durable zeros, whose
+    // old bytes are what the device still holds.
+    let from = match &f.overwritten {
+        Some((at, old)) => {
+            out[*at..synced].copy_from_slice(old);
+            *at
+        }
+        None => synced,
+    };
+    let unsynced = f.data.len() - from;
     let Some(rng) = rng else { return out };
     if unsynced == 0 {
         return out;
@@ -139,15 +154,23 @@ fn surviving_bytes(f: &FileData, mode: CrashMode, rng: Option<&mut Rng>) -> Vec<
     let n = rng.up_to(unsynced);
     match rng.below(4) {
         0 => {}
-        1 => out.extend_from_slice(&f.data[synced..synced + n]),
-        2 => out.resize(synced + n, 0),
+        1 => overlay(&mut out, from, &f.data[from..from + n]),
+        2 => overlay(&mut out, from, &vec![0u8; n]),
         _ => {
             let mut garbage = vec![0u8; n];
             rng.fill(&mut garbage);
-            out.extend_from_slice(&garbage);
+            overlay(&mut out, from, &garbage);
         }
     }
     out
+}
+
+/// Writes `bytes` at `at`, growing `out` as needed.
+fn overlay(out: &mut Vec<u8>, at: usize, bytes: &[u8]) {
+    if out.len() < at + bytes.len() {
+        out.resize(at + bytes.len(), 0);
+    }
+    out[at..at + bytes.len()].copy_from_slice(bytes);
 }
 
 impl MemFs {
@@ -197,20 +220,41 @@ impl MemFs {
 
 struct MemWritable {
     file: FileRef,
+    /// Where the next append goes: the file's length unless it was preallocated past it.
+    len: usize,
 }
 
 impl WritableFile for MemWritable {
     fn append(&mut self, data: &[u8]) -> Result<()> {
-        lock(&self.file).data.extend_from_slice(data);
+        let mut f = lock(&self.file);
+        let (at, end) = (self.len, self.len + data.len());
+        if at < f.synced && f.overwritten.is_none() {
+            let old = f.data[at..f.synced].to_vec();
+            f.overwritten = Some((at, old));
+        }
+        if f.data.len() < end {
+            f.data.resize(end, 0);
+        }
+        f.data[at..end].copy_from_slice(data);
+        self.len = end;
         Ok(())
     }
     fn sync_data(&mut self) -> Result<()> {
         let mut f = lock(&self.file);
         f.synced = f.data.len();
+        f.overwritten = None;
         Ok(())
     }
     fn len(&self) -> u64 {
-        lock(&self.file).data.len() as u64
+        self.len as u64
+    }
+    fn preallocate(&mut self, upto: u64) -> Result<()> {
+        let mut f = lock(&self.file);
+        let upto = usize::try_from(upto).unwrap_or(usize::MAX);
+        if f.data.len() < upto {
+            f.data.resize(upto, 0);
+        }
+        Ok(())
     }
 }
 
@@ -286,7 +330,7 @@ impl FileSystem for MemFs {
         let d = img.dir_mut(&dir, path)?;
         let file = d.live.entry(name).or_default().clone();
         *lock(&file) = FileData::default();
-        Ok(Box::new(MemWritable { file }))
+        Ok(Box::new(MemWritable { file, len: 0 }))
     }
 
     fn open_random(&self, path: &Path) -> Result<Arc<dyn RandomAccessFile>> {
@@ -374,6 +418,36 @@ mod tests {
         let dir = PathBuf::from("/db");
         fs.create_dir_all(&dir).unwrap();
         (fs, dir)
+    }
+
+    #[test]
+    fn appends_into_preallocated_space_are_durable_only_after_a_sync() {
+        let (fs, dir) = setup();
+        let path = dir.join("wal");
+        let mut f = fs.create(&path).unwrap();
+        f.append(b"head").unwrap();
+        f.preallocate(16).unwrap();
+        assert_eq!(f.len(), 4);
+        f.sync_data().unwrap();
+        fs.sync_dir(&dir).unwrap();
+        f.append(b"-synced").unwrap();
+        f.sync_data().unwrap();
+        f.append(b"-lost").unwrap();
+        assert_eq!(f.len(), 16);
+        assert_eq!(fs.contents(&path).unwrap(), b"head-synced-lost");
+        let zeros_then = |n: usize| [b"head-synced".as_slice(), &vec![0u8; n]].concat();
+        let after = fs.crash_clone(CrashMode::DropUnsynced);
+        assert_eq!(after.contents(&path).unwrap(), zeros_then(5));
+        assert_eq!(fs.crash_clone(CrashMode::KeepUnsynced).contents(&path).unwrap(), b"head-synced-lost");
+        for seed in 0..64 {
+            let got = fs.crash_clone(CrashMode::Seeded(seed)).contents(&path).unwrap();
+            assert!(got.len() >= 16 && got.starts_with(b"head-synced"), "seed {seed}: {got:?}");
+        }
+        // A second handle sees appends at the logical end, not after the zeros.
+        let mut g = after.create(&dir.join("other")).unwrap();
+        g.preallocate(8).unwrap();
+        g.append(b"ab").unwrap();
+        assert_eq!(after.contents(&dir.join("other")).unwrap(), b"ab\0\0\0\0\0\0");
     }
 
     #[test]

@@ -41,7 +41,7 @@ pub(crate) fn open(path: &Path, opts: Options) -> Result<Arc<DbInner>> {
     let wal_number = versions.new_file_number();
     let wal_file = fs.create(&filenames::wal(path, wal_number))?;
     fs.sync_dir(path)?;
-    let wal = LogWriter::new(wal_file);
+    let wal = LogWriter::new(wal_file).preallocating(super::write::WAL_PREALLOCATION_BYTES);
     let inner = Arc::new(build_inner(path, opts, versions, wal, wal_number, lock, false));
     replay_wals(&inner, &wals, wal_number)?;
     write_options_file(&inner)?;

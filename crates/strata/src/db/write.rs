@@ -23,6 +23,12 @@ use crate::memtable::MemTable;
 use crate::options::WriteOptions;
 use crate::wal::LogWriter;
 
+/// How far ahead of a synced WAL's records its file is zero-filled: an fdatasync that only
+/// overwrites allocated blocks costs about half of one that grows the file (ext4 on this
+/// project's machine, 128-byte `dd oflag=dsync` writes: 113 us vs 209 us). 1 MiB is ~8,000
+/// 100-byte writes per file growth, and at most 1 MiB of zeros per live WAL on disk.
+pub(crate) const WAL_PREALLOCATION_BYTES: u64 = 1 << 20;
+
 /// A group is cut once it holds this many bytes, bounding the latency a leader adds.
 const MAX_GROUP_BYTES: usize = 1 << 20;
 
@@ -260,7 +266,7 @@ impl DbInner {
             }
         };
         let old_mem = std::mem::replace(&mut leader.mem, Arc::new(MemTable::new()));
-        leader.wal = LogWriter::new(file);
+        leader.wal = LogWriter::new(file).preallocating(WAL_PREALLOCATION_BYTES);
         leader.wal_number = number;
         leader.wal_dir_synced = false;
         let mut bg = self.bg.lock();

@@ -31,7 +31,12 @@ struct PosixWritable {
     file: File,
     path: PathBuf,
     len: u64,
+    /// End of the zero-filled space written by `preallocate` (0 when never called).
+    zeroed_to: u64,
 }
+
+/// The zeros `preallocate` writes, one chunk per `pwrite`.
+static ZEROS: [u8; 64 * 1024] = [0; 64 * 1024];
 
 impl WritableFile for PosixWritable {
     fn append(&mut self, data: &[u8]) -> Result<()> {
@@ -44,6 +49,19 @@ impl WritableFile for PosixWritable {
     }
     fn len(&self) -> u64 {
         self.len
+    }
+    fn preallocate(&mut self, upto: u64) -> Result<()> {
+        // Real zeros, not fallocate(2): ext4 marks fallocated extents unwritten, and converting
+        // them on the first write is a metadata change that fdatasync must journal.
+        let mut offset = self.zeroed_to.max(self.len);
+        while offset < upto {
+            let n = (upto - offset).min(ZEROS.len() as u64) as usize;
+            let chunk = ZEROS.get(..n).unwrap_or_default();
+            self.file.write_all_at(chunk, offset).map_err(|e| Error::io(&self.path, e))?;
+            offset += n as u64;
+        }
+        self.zeroed_to = offset;
+        Ok(())
     }
 }
 
@@ -139,7 +157,7 @@ impl FileSystem for PosixFs {
             .truncate(true)
             .open(path)
             .map_err(|e| Error::io(path, e))?;
-        Ok(Box::new(PosixWritable { file, path: path.to_path_buf(), len: 0 }))
+        Ok(Box::new(PosixWritable { file, path: path.to_path_buf(), len: 0, zeroed_to: 0 }))
     }
 
     fn open_random(&self, path: &Path) -> Result<Arc<dyn RandomAccessFile>> {
@@ -244,6 +262,24 @@ mod tests {
         // An unlinked file stays readable through its mapping.
         fs.remove_file(&path).unwrap();
         assert_eq!(r.mapped().map(<[u8]>::len), Some(10_000));
+    }
+
+    #[test]
+    fn preallocation_zero_fills_ahead_without_moving_the_appends() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("wal");
+        let mut w = PosixFs.create(&path).unwrap();
+        w.append(b"first").unwrap();
+        w.preallocate(200_000).unwrap();
+        assert_eq!(w.len(), 5);
+        w.append(b"second").unwrap();
+        w.preallocate(100_000).unwrap(); // never shrinks
+        w.sync_data().unwrap();
+        drop(w);
+        let data = std::fs::read(&path).unwrap();
+        assert_eq!(data.len(), 200_000);
+        assert_eq!(&data[..11], b"firstsecond");
+        assert!(data[11..].iter().all(|&b| b == 0));
     }
 
     #[test]

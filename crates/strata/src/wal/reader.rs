@@ -9,6 +9,11 @@
 //! because the torn last append may have left later MIDDLE/LAST fragments of the same record on
 //! disk (pages persisted out of order); those never make a torn tail look like corruption.
 //!
+//! Zero fill (a header of seven zero bytes with nothing but zeros after it in its block) is a bad
+//! spot like any other, so zeros followed by a valid record are still corruption. At the end of
+//! the file it is the space a preallocating writer zeroed ahead of its records: counted in
+//! [`LogReader::zero_tail_bytes`], not as a torn tail.
+//!
 //! This module must never panic on any bytes, and never modifies the file.
 
 use super::format::{record_checksum, RecordType, BLOCK_SIZE, HEADER_SIZE};
@@ -35,6 +40,7 @@ pub struct LogReader {
     /// A reported mid-log corruption; returned again on later calls.
     error: Option<Error>,
     tail_dropped: u64,
+    zero_tail: u64,
     skipped: u64,
     last_record_offset: u64,
 }
@@ -44,6 +50,8 @@ struct Problem {
     reason: &'static str,
     /// Physical bytes discarded since `offset`.
     bytes: u64,
+    /// The part of `bytes` that was zero fill.
+    zero_bytes: u64,
 }
 
 enum Physical {
@@ -56,6 +64,11 @@ enum Physical {
     Bad {
         offset: u64,
         reason: &'static str,
+        bytes: u64,
+    },
+    /// The rest of the block from `offset` on is zeros.
+    ZeroFill {
+        offset: u64,
         bytes: u64,
     },
     /// End of file; `dropped` bytes at the end did not form a complete physical record.
@@ -80,6 +93,7 @@ impl LogReader {
             done: false,
             error: None,
             tail_dropped: 0,
+            zero_tail: 0,
             skipped: 0,
             last_record_offset: 0,
         }
@@ -102,6 +116,12 @@ impl LogReader {
             match self.next_physical()? {
                 Physical::End { dropped } => self.finish(dropped, out),
                 Physical::Bad { offset, reason, bytes } => self.note_problem(offset, reason, bytes, out),
+                Physical::ZeroFill { offset, bytes } => {
+                    self.note_problem(offset, "zero fill", bytes, out);
+                    if let Some(p) = self.problem.as_mut() {
+                        p.zero_bytes += bytes;
+                    }
+                }
                 Physical::Fragment { kind, offset, start, end } => {
                     if self.on_fragment(kind, offset, start, end, out)? {
                         return Ok(true);
@@ -112,9 +132,14 @@ impl LogReader {
         Ok(false)
     }
 
-    /// Bytes discarded at the end of the log as a torn tail.
+    /// Bytes discarded at the end of the log as a torn tail (zero fill not included).
     pub fn tail_dropped_bytes(&self) -> u64 {
         self.tail_dropped
+    }
+
+    /// Zero-filled bytes at the end of the log: space a preallocating writer had not used yet.
+    pub fn zero_tail_bytes(&self) -> u64 {
+        self.zero_tail
     }
 
     /// Bytes of mid-log corruption skipped (only with `skip_corruption`).
@@ -170,7 +195,7 @@ impl LogReader {
         out.clear();
         match &mut self.problem {
             Some(p) => p.bytes += bytes,
-            None => self.problem = Some(Problem { offset, reason, bytes }),
+            None => self.problem = Some(Problem { offset, reason, bytes, zero_bytes: 0 }),
         }
     }
 
@@ -192,8 +217,9 @@ impl LogReader {
     /// End of file: whatever is pending was a torn tail.
     fn finish(&mut self, dropped: u64, out: &mut Vec<u8>) {
         let partial = self.partial.take().map_or(0, |(_, bytes)| bytes);
-        let pending = self.problem.take().map_or(0, |p| p.bytes);
+        let (pending, zeros) = self.problem.take().map_or((0, 0), |p| (p.bytes - p.zero_bytes, p.zero_bytes));
         self.tail_dropped += dropped + partial + pending;
+        self.zero_tail += zeros;
         self.done = true;
         out.clear();
     }
@@ -232,7 +258,12 @@ impl LogReader {
             return self.bad(offset, "record length overruns its block", self.block.len());
         }
         let Some(kind) = RecordType::from_u8(kind_byte) else {
-            // Zero fill lands here too (type 0); nothing in this block can be trusted.
+            if rest.iter().all(|&b| b == 0) {
+                let bytes = rest.len() as u64;
+                self.pos = self.block.len();
+                return Physical::ZeroFill { offset, bytes };
+            }
+            // Nothing else in this block can be trusted.
             return self.bad(offset, "bad record type", self.block.len());
         };
         let start = self.pos + HEADER_SIZE;

@@ -139,7 +139,10 @@ fn zero_filled_tail_is_a_torn_tail() {
     data.extend_from_slice(&[0u8; 50_000]);
     let mut r = reader(&data, false);
     assert_eq!(read_all(&mut r).unwrap(), records[..1]);
-    assert_eq!(r.tail_dropped_bytes(), (data.len() - start) as u64);
+    // The record's surviving bytes are a torn tail; the zeros after them are zero fill.
+    assert!(r.tail_dropped_bytes() >= 50, "{}", r.tail_dropped_bytes());
+    assert!(r.zero_tail_bytes() >= 50_000, "{}", r.zero_tail_bytes());
+    assert_eq!(r.tail_dropped_bytes() + r.zero_tail_bytes(), (data.len() - start) as u64);
 }
 
 #[test]
@@ -162,7 +165,85 @@ fn out_of_order_persisted_fragments_of_the_last_record_are_a_torn_tail() {
     data[BLOCK_SIZE..2 * BLOCK_SIZE].iter_mut().for_each(|b| *b = 0);
     let mut r = reader(&data, false);
     assert_eq!(read_all(&mut r).unwrap(), records[..1]);
-    assert_eq!(r.tail_dropped_bytes(), data.len() as u64 - ends[0]);
+    assert_eq!(r.zero_tail_bytes(), BLOCK_SIZE as u64);
+    assert_eq!(r.tail_dropped_bytes() + r.zero_tail_bytes(), data.len() as u64 - ends[0]);
+}
+
+#[test]
+fn zero_filled_block_before_a_valid_record_is_corruption() {
+    let records: Vec<Vec<u8>> = (0..4).map(|i| payload(BLOCK_SIZE / 2, i)).collect();
+    let (mut data, _) = write_log(&records);
+    data[..BLOCK_SIZE].iter_mut().for_each(|b| *b = 0);
+    let err = read_all(&mut reader(&data, false)).unwrap_err();
+    assert!(err.is_corruption() && err.to_string().contains("zero fill"), "{err}");
+    let mut r = reader(&data, true);
+    assert!(!read_all(&mut r).unwrap().is_empty());
+    assert!(r.skipped_bytes() >= BLOCK_SIZE as u64);
+}
+
+/// A file that, like the POSIX one, keeps appending at `len` over zeros it was preallocated with.
+#[derive(Clone, Default)]
+struct PreallocFile {
+    data: Arc<Mutex<Vec<u8>>>,
+    len: Arc<Mutex<u64>>,
+}
+
+impl WritableFile for PreallocFile {
+    fn append(&mut self, bytes: &[u8]) -> Result<()> {
+        let mut data = self.data.lock().unwrap();
+        let mut len = self.len.lock().unwrap();
+        let start = *len as usize;
+        let end = start + bytes.len();
+        if data.len() < end {
+            data.resize(end, 0);
+        }
+        data[start..end].copy_from_slice(bytes);
+        *len = end as u64;
+        Ok(())
+    }
+    fn sync_data(&mut self) -> Result<()> {
+        Ok(())
+    }
+    fn len(&self) -> u64 {
+        *self.len.lock().unwrap()
+    }
+    fn preallocate(&mut self, upto: u64) -> Result<()> {
+        let mut data = self.data.lock().unwrap();
+        assert!(data[*self.len.lock().unwrap() as usize..].iter().all(|&b| b == 0));
+        if (data.len() as u64) < upto {
+            data.resize(upto as usize, 0);
+        }
+        Ok(())
+    }
+}
+
+#[test]
+fn preallocated_zeros_after_the_records_are_not_a_torn_tail() {
+    let file = PreallocFile::default();
+    let mut w = LogWriter::new(Box::new(file.clone())).preallocating(10_000);
+    let records: Vec<Vec<u8>> = (0..40u8).map(|i| payload(usize::from(i) * 97 % 5000, i)).collect();
+    w.add_record(&records[0]).unwrap();
+    assert_eq!(file.data.lock().unwrap().len() as u64, w.file_size(), "no preallocation before a sync");
+    w.sync().unwrap();
+    let mut before_last = 0;
+    for r in &records[1..] {
+        before_last = w.file_size() as usize;
+        w.add_record(r).unwrap();
+        let allocated = file.data.lock().unwrap().len() as u64;
+        assert!(allocated > w.file_size() && allocated <= w.file_size() + 10_000 + 5_000);
+    }
+    let data = file.data.lock().unwrap().clone();
+    let mut r = reader(&data, false);
+    assert_eq!(read_all(&mut r).unwrap(), records);
+    assert_eq!(r.tail_dropped_bytes(), 0);
+    assert_eq!(r.zero_tail_bytes(), data.len() as u64 - w.file_size());
+
+    // A crash that tore the last append inside the preallocated space: a torn tail, then zeros.
+    let mut torn = data.clone();
+    torn[before_last + HEADER_SIZE + 1..w.file_size() as usize].iter_mut().for_each(|b| *b = 0);
+    let mut r = reader(&torn, false);
+    assert_eq!(read_all(&mut r).unwrap(), records[..39]);
+    assert!(r.tail_dropped_bytes() > 0);
 }
 
 fn three_record_log() -> (Vec<Vec<u8>>, Vec<u8>) {

@@ -4,6 +4,8 @@
 //! been handed to the kernel in ONE `append`, so a process crash loses nothing acknowledged and a
 //! power loss can at worst tear the last record (which the reader drops as a torn tail). This
 //! module must not buffer across records, must not sync unless asked, and must not reopen a log.
+//! With [`LogWriter::preallocating`] the file may also hold zeros past the last record; those
+//! are not part of any record and need no sync of their own (see `docs/durability.md`).
 
 use super::format::{record_checksum, RecordType, BLOCK_SIZE, HEADER_SIZE, MAX_FRAGMENT};
 use crate::error::{Error, Result};
@@ -19,13 +21,36 @@ pub struct LogWriter {
     /// Set after a failed append: the file may now end in a partial record, and appending more
     /// after it would turn that harmless torn tail into mid-log corruption on recovery.
     failed: bool,
+    /// Zero-fill this many bytes ahead of the appends once the log has been synced (0: never).
+    preallocate_chunk: u64,
+    /// The file is zero-filled up to here.
+    preallocated_to: u64,
+    /// `sync` was called: the log's writer pays for fdatasync, so preallocation pays off.
+    synced: bool,
 }
 
 impl LogWriter {
     /// Wraps a newly created (normally empty) file.
     pub fn new(file: Box<dyn WritableFile>) -> Self {
         let block_offset = (file.len() % BLOCK_SIZE as u64) as usize;
-        Self { file, block_offset, buf: Vec::new(), failed: false }
+        Self {
+            file,
+            block_offset,
+            buf: Vec::new(),
+            failed: false,
+            preallocate_chunk: 0,
+            preallocated_to: 0,
+            synced: false,
+        }
+    }
+
+    /// From the first [`LogWriter::sync`] on, keeps the file zero-filled `chunk` bytes ahead of
+    /// the records (see [`WritableFile::preallocate`]), so a synced append overwrites allocated
+    /// blocks instead of growing the file. The reader treats the zero-filled rest as the end of
+    /// the log. Logs that are never synced are never preallocated.
+    pub fn preallocating(mut self, chunk: u64) -> Self {
+        self.preallocate_chunk = chunk;
+        self
     }
 
     /// Appends one logical record (any length, including zero) with a single `append` call.
@@ -37,6 +62,7 @@ impl LogWriter {
             });
         }
         let end_offset = self.frame(payload);
+        self.preallocate_for(self.buf.len() as u64);
         match self.file.append(&self.buf) {
             Ok(()) => {
                 self.block_offset = end_offset;
@@ -84,9 +110,31 @@ impl LogWriter {
         self.buf.extend_from_slice(fragment);
     }
 
+    /// Extends the zero-filled space when the next `len` bytes would run past it. A failure only
+    /// turns preallocation off: the append that follows reports any real problem with the file.
+    fn preallocate_for(&mut self, len: u64) {
+        if self.preallocate_chunk == 0 || !self.synced {
+            return;
+        }
+        let end = self.file.len() + len;
+        if end <= self.preallocated_to {
+            return;
+        }
+        let upto = end + self.preallocate_chunk;
+        match self.file.preallocate(upto) {
+            Ok(()) => self.preallocated_to = upto,
+            Err(e) => {
+                tracing::warn!(error = %e, "WAL preallocation failed; appending without it");
+                self.preallocate_chunk = 0;
+            }
+        }
+    }
+
     /// Makes every record added so far durable (fdatasync).
     pub fn sync(&mut self) -> Result<()> {
-        self.file.sync_data()
+        self.file.sync_data()?;
+        self.synced = true;
+        Ok(())
     }
 
     /// Bytes in the file so far.
