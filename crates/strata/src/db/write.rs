@@ -25,9 +25,12 @@ use crate::wal::LogWriter;
 
 /// How far ahead of a synced WAL's records its file is zero-filled: an fdatasync that only
 /// overwrites allocated blocks costs about half of one that grows the file (ext4 on this
-/// project's machine, 128-byte `dd oflag=dsync` writes: 113 us vs 209 us). 1 MiB is ~8,000
-/// 100-byte writes per file growth, and at most 1 MiB of zeros per live WAL on disk.
-pub(crate) const WAL_PREALLOCATION_BYTES: u64 = 1 << 20;
+/// project's machine, 128-byte `dd oflag=dsync` writes: 113 us vs 209 us). The first sync after
+/// each extension also writes the new zeros, so the chunk bounds that write's latency: with
+/// 1 MiB the slowest synced 100-byte write took 1.6-4.5 ms, with 128 KiB 0.5-1.6 ms, at the same
+/// throughput (`strata bench --benchmarks=fillrandom --sync=1 --value_size=100 --num=20000
+/// --writes=10000`, 3 alternating rounds, 2026-11-23). 128 KiB is ~1,000 such writes per growth.
+pub(crate) const WAL_PREALLOCATION_BYTES: u64 = 128 << 10;
 
 /// A group is cut once it holds this many bytes, bounding the latency a leader adds.
 const MAX_GROUP_BYTES: usize = 1 << 20;
