@@ -8,7 +8,7 @@ use std::time::Duration;
 use super::info_log::LogSlot;
 use super::DbInner;
 use crate::compaction::picker;
-use crate::metrics::{Histogram, HistogramSnapshot, BUCKET_BOUNDS_NANOS};
+use crate::metrics::{Counter, Histogram, HistogramSnapshot, BUCKET_BOUNDS_NANOS};
 use crate::options::NUM_LEVELS;
 
 /// Counters of work done since the database was opened, from [`Db::stats`](crate::Db::stats).
@@ -51,10 +51,10 @@ pub struct Stats {
     pub wal_bytes: AtomicU64,
     /// WAL fdatasync calls.
     pub wal_syncs: AtomicU64,
-    /// Point lookups served.
-    pub gets: AtomicU64,
-    /// Values read from blob files.
-    pub blob_reads: AtomicU64,
+    /// Point lookups served (striped: read it with `load`).
+    pub gets: Counter,
+    /// Values read from blob files (striped: read it with `load`).
+    pub blob_reads: Counter,
     /// Memtable flushes.
     pub flushes: AtomicU64,
     /// Bytes written by flushes (tables and blob files).
@@ -195,8 +195,12 @@ impl DbInner {
             ("strata_user_bytes_written_total", "Bytes of user write batches.", get(&st.user_bytes)),
             ("strata_wal_bytes_written_total", "Bytes appended to WAL files.", get(&st.wal_bytes)),
             ("strata_wal_syncs_total", "WAL fdatasync calls.", get(&st.wal_syncs)),
-            ("strata_gets_total", "Point lookups served.", get(&st.gets)),
-            ("strata_blob_reads_total", "Values read from blob files.", get(&st.blob_reads)),
+            ("strata_gets_total", "Point lookups served.", st.gets.load(Ordering::Relaxed)),
+            (
+                "strata_blob_reads_total",
+                "Values read from blob files.",
+                st.blob_reads.load(Ordering::Relaxed),
+            ),
             ("strata_flushes_total", "Memtable flushes.", get(&st.flushes)),
             ("strata_flush_bytes_written_total", "Bytes written by flushes.", get(&st.flush_bytes)),
             ("strata_compactions_total", "Compactions run, trivial moves included.", get(&st.compactions)),
@@ -347,7 +351,12 @@ impl DbInner {
             get(&st.slowdown_micros) as f64 / 1e6,
             get(&st.stop_micros) as f64 / 1e6
         );
-        let _ = writeln!(s, "gets: {}  blob reads: {}", get(&st.gets), get(&st.blob_reads));
+        let _ = writeln!(
+            s,
+            "gets: {}  blob reads: {}",
+            st.gets.load(Ordering::Relaxed),
+            st.blob_reads.load(Ordering::Relaxed)
+        );
         s.push_str(&st.histograms_text());
         if let Some(c) = self.table_cache.block_cache() {
             let _ = writeln!(

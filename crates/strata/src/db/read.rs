@@ -103,16 +103,16 @@ impl DbInner {
             if key::user_key(&f.smallest) > user_key || key::user_key(&f.largest) < user_key {
                 continue;
             }
-            let table = self.table_cache.table(f.number)?;
-            table.get(lookup_key, fill_cache, &mut |k, v| lookup.visit(k, v))?;
+            self.table_cache
+                .with_table(f.number, |t| t.get(lookup_key, fill_cache, &mut |k, v| lookup.visit(k, v)))??;
             if lookup.done() {
                 return Ok(());
             }
         }
         for level in 1..NUM_LEVELS {
             let Some(f) = version.find_file(level, user_key) else { continue };
-            let table = self.table_cache.table(f.number)?;
-            table.get(lookup_key, fill_cache, &mut |k, v| lookup.visit(k, v))?;
+            self.table_cache
+                .with_table(f.number, |t| t.get(lookup_key, fill_cache, &mut |k, v| lookup.visit(k, v)))??;
             if lookup.done() {
                 return Ok(());
             }
@@ -143,9 +143,8 @@ impl DbInner {
     /// Reads the value an encoded blob pointer refers to into `out`, reusing its allocation.
     pub(crate) fn read_blob_into(&self, user_key: &[u8], encoded: &[u8], out: &mut Vec<u8>) -> Result<()> {
         let ptr = BlobPointer::decode(encoded)?;
-        let reader = self.table_cache.blob(ptr.file_number)?;
         self.stats.blob_reads.fetch_add(1, Ordering::Relaxed);
-        reader.get_into(&ptr, user_key, out)
+        self.table_cache.with_blob(ptr.file_number, |reader| reader.get_into(&ptr, user_key, out))?
     }
 
     /// Applies merge operands (oldest first) to `base` with the configured operator.

@@ -109,6 +109,24 @@ impl TableCache {
         Ok(table)
     }
 
+    /// Runs `f` on the open reader for table `number`, borrowed from the map without touching
+    /// its reference count: on a point lookup from several threads, that shared counter was a
+    /// cache line every read wrote.
+    pub fn with_table<R>(&self, number: u64, f: impl FnOnce(&Table) -> R) -> Result<R> {
+        if let Some(t) = self.tables.map.load().get(&number) {
+            return Ok(f(t));
+        }
+        Ok(f(&*self.table(number)?))
+    }
+
+    /// [`TableCache::with_table`] for blob file `number`.
+    pub fn with_blob<R>(&self, number: u64, f: impl FnOnce(&BlobReader) -> R) -> Result<R> {
+        if let Some(b) = self.blobs.map.load().get(&number) {
+            return Ok(f(b));
+        }
+        Ok(f(&*self.blob(number)?))
+    }
+
     /// The open reader for blob file `number`.
     pub fn blob(&self, number: u64) -> Result<Arc<BlobReader>> {
         if let Some(b) = self.blobs.get(number) {
