@@ -12,7 +12,9 @@
 #                  from source, about 20 minutes on 2 cores the first time)
 #        PEERBENCH peerbench (default target/peerbench; scripts/build-peerbench.sh if missing)
 #        OUT       where everything is appended (default target/bench-vs-peers.txt)
-#        PLOTS     where the fillrandom and overwrite throughput SVGs go (default docs/img)
+#        PLOTS     where the fillrandom and overwrite throughput-over-time SVGs go (default
+#                  docs/img): one extra 30 s round of each, for the engines that report per
+#                  second (strata and the Rust engines)
 #        SCALE     divide every --num, --reads and --writes by this (default 1; 1000 for a
 #                  seconds-long check of the script itself)
 #        PASSES    1 (default) or 2: run every read benchmark twice in one process, as the
@@ -110,14 +112,30 @@ compare() { # title, compare args...
   [ "$rc" -eq 0 ] || failed=1
 }
 
+# Throughput over time: one round of 30 s (--duration) per engine that writes a per-second
+# report (strata and the Rust engines; peerbench and db_bench write none), plotted to
+# $plots/<workload>.svg. Its Max latency column is the stall check: no write waited 100 ms.
+over_time() { # workload, compare args...
+  local w=$1 list="" e
+  shift
+  for e in ${engines//,/ }; do
+    case $e in strata | rocksdb | heed | fjall | redb | sled | memory) list="$list,$e" ;; esac
+  done
+  [ -n "$list" ] || return 0
+  engines=${list#,} rounds=1 compare "$w over time (30 s)" --plot="$plots/$w.svg" "$@" \
+    --duration=$(n 30) --stats_interval_seconds=1
+}
+
 run() {
   local t
   case $1 in
     fillseq) compare fillseq -- --benchmarks=fillseq $big --compression_type=snappy --disable_wal=1 --threads=1 ;;
-    fillrandom) compare fillrandom --plot="$plots/fillrandom.svg" -- --benchmarks=fillrandom,compact $big \
-        --compression_type=snappy --disable_wal=1 ;;
-    overwrite) compare overwrite --load=fillseq --plot="$plots/overwrite.svg" -- --benchmarks=overwrite $big \
-        --compression_type=snappy --disable_wal=1 ;;
+    fillrandom)
+      compare fillrandom -- --benchmarks=fillrandom,compact $big --compression_type=snappy --disable_wal=1
+      over_time fillrandom -- --benchmarks=fillrandom $big --compression_type=snappy --disable_wal=1 ;;
+    overwrite)
+      compare overwrite --load=fillseq -- --benchmarks=overwrite $big --compression_type=snappy --disable_wal=1
+      over_time overwrite --load=fillseq -- --benchmarks=overwrite $big --compression_type=snappy --disable_wal=1 ;;
     readrandom)
       for t in 1 2 32; do
         compare "readrandom threads=$t" --load=fillseq -- "$(reads readrandom)" $big --compression_type=none \
