@@ -132,7 +132,8 @@ pub struct Options {
     pub error_if_exists: bool,
     /// Bytes a memtable holds before it is switched to immutable and flushed (default 64 MiB).
     pub write_buffer_size: usize,
-    /// Memtables kept in memory, mutable plus immutable; writes wait when all are full (default 3).
+    /// Memtables kept in memory, mutable plus immutable (default 3). Writes slow down while the
+    /// last spare one fills and wait for a flush when all are full.
     pub max_write_buffer_number: usize,
     /// Target size of an SST data block before compression (default 4 KiB).
     pub block_size: usize,

