@@ -1,6 +1,11 @@
 //! Merges several sorted internal iterators into one, in both directions (LevelDB's merger):
 //! moving forward, the current child is the smallest; moving backward, the largest. When the
 //! direction changes, every other child is repositioned around the current key first.
+//!
+//! A step compares the current child against one other, the runner-up, instead of every child:
+//! only the current child moves on `next`/`prev`, so the best of the others stays the best until
+//! the current child passes it. Long scans over one level (the common case) then cost one key
+//! comparison per entry whatever the number of levels.
 
 use std::cmp::Ordering;
 
@@ -18,27 +23,57 @@ enum Direction {
 pub struct MergingIterator {
     children: Vec<Box<dyn InternalIterator>>,
     current: Option<usize>,
+    /// The best valid child other than `current` in `direction` as of the last full pick; `None`
+    /// when `current` is the only valid child.
+    runner_up: Option<usize>,
     direction: Direction,
 }
 
 impl MergingIterator {
     /// Merges `children`; they must all use the internal-key order.
     pub fn new(children: Vec<Box<dyn InternalIterator>>) -> Self {
-        Self { children, current: None, direction: Direction::Forward }
+        Self { children, current: None, runner_up: None, direction: Direction::Forward }
     }
 
+    /// Whether child `a` goes before child `b` in the order `want` asks for (`Less`: forward);
+    /// on equal keys the lower index goes first.
+    fn before(&self, a: usize, b: usize, want: Ordering) -> bool {
+        match key::compare(self.children[a].key(), self.children[b].key()) {
+            Ordering::Equal => a < b,
+            ord => ord == want,
+        }
+    }
+
+    /// Scans every child for the best and the runner-up.
     fn pick(&mut self, want: Ordering) {
-        let mut best: Option<usize> = None;
-        for (i, c) in self.children.iter().enumerate() {
-            if !c.valid() {
+        let (mut best, mut second): (Option<usize>, Option<usize>) = (None, None);
+        for i in 0..self.children.len() {
+            if !self.children[i].valid() {
                 continue;
             }
-            best = match best {
-                Some(b) if key::compare(c.key(), self.children[b].key()) != want => Some(b),
-                _ => Some(i),
-            };
+            match best {
+                Some(b) if !self.before(i, b, want) => {
+                    if second.is_none_or(|s| self.before(i, s, want)) {
+                        second = Some(i);
+                    }
+                }
+                _ => {
+                    second = best;
+                    best = Some(i);
+                }
+            }
         }
         self.current = best;
+        self.runner_up = second;
+    }
+
+    /// After the current child `cur` stepped in `want`'s direction (and no other child moved):
+    /// keeps it current while it still goes before the runner-up, else scans every child.
+    fn after_step(&mut self, cur: usize, want: Ordering) {
+        if self.children[cur].valid() && self.runner_up.is_none_or(|r| self.before(cur, r, want)) {
+            return;
+        }
+        self.pick(want);
     }
 
     fn find_smallest(&mut self) {
@@ -92,9 +127,11 @@ impl InternalIterator for MergingIterator {
                 }
             }
             self.direction = Direction::Forward;
+            self.children[cur].next();
+            return self.find_smallest();
         }
         self.children[cur].next();
-        self.find_smallest();
+        self.after_step(cur, Ordering::Less);
     }
 
     fn prev(&mut self) {
@@ -110,9 +147,11 @@ impl InternalIterator for MergingIterator {
                 }
             }
             self.direction = Direction::Reverse;
+            self.children[cur].prev();
+            return self.find_largest();
         }
         self.children[cur].prev();
-        self.find_largest();
+        self.after_step(cur, Ordering::Greater);
     }
 
     fn key(&self) -> &[u8] {
@@ -132,6 +171,7 @@ impl InternalIterator for MergingIterator {
 pub(crate) mod tests {
     use super::*;
     use crate::key::{make_internal_key, ValueKind};
+    use proptest::prelude::*;
 
     /// A sorted in-memory iterator for tests of the composing iterators.
     pub(crate) struct VecIter {
@@ -210,5 +250,80 @@ pub(crate) mod tests {
         assert_eq!(m.value(), b"c9");
         m.seek_to_last();
         assert_eq!(m.value(), b"e5");
+    }
+
+    #[derive(Debug, Clone)]
+    enum Op {
+        SeekToFirst,
+        SeekToLast,
+        Seek(u8),
+        SeekForPrev(u8),
+        Next,
+        Prev,
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        prop_oneof![
+            Just(Op::SeekToFirst),
+            Just(Op::SeekToLast),
+            any::<u8>().prop_map(Op::Seek),
+            any::<u8>().prop_map(Op::SeekForPrev),
+            Just(Op::Next),
+            Just(Op::Next),
+            Just(Op::Next),
+            Just(Op::Prev),
+            Just(Op::Prev),
+        ]
+    }
+
+    fn apply(it: &mut dyn InternalIterator, op: &Op) {
+        let target = |k: u8| make_internal_key(&[k % 64], 500, ValueKind::Put);
+        match op {
+            Op::SeekToFirst => it.seek_to_first(),
+            Op::SeekToLast => it.seek_to_last(),
+            Op::Seek(k) => it.seek(&target(*k)),
+            Op::SeekForPrev(k) => it.seek_for_prev(&target(*k)),
+            Op::Next => it.next(),
+            Op::Prev => it.prev(),
+        }
+    }
+
+    proptest! {
+        /// Any mix of seeks and steps over up to 6 children (keys repeated across children with
+        /// distinct sequence numbers) sees exactly what one sorted list of all entries shows.
+        #[test]
+        fn matches_one_sorted_list(
+            children in proptest::collection::vec(proptest::collection::vec(0u8..64, 0..40), 0..6),
+            ops in proptest::collection::vec(op(), 1..200),
+        ) {
+            let mut seq = 0u64;
+            let mut all = Vec::new();
+            let mut iters: Vec<Box<dyn InternalIterator>> = Vec::new();
+            for keys in &children {
+                let mut entries = Vec::new();
+                for k in keys {
+                    seq += 1;
+                    let e = (make_internal_key(&[*k], seq, ValueKind::Put), seq.to_le_bytes().to_vec());
+                    entries.push(e.clone());
+                    all.push(e);
+                }
+                iters.push(Box::new(VecIter::new(entries)));
+            }
+            let mut merged = MergingIterator::new(iters);
+            let mut model = VecIter::new(all);
+            for op in &ops {
+                // Stepping an unpositioned iterator is a no-op for both.
+                if matches!(op, Op::Next | Op::Prev) && !model.valid() {
+                    continue;
+                }
+                apply(&mut merged, op);
+                apply(&mut model, op);
+                prop_assert_eq!(merged.valid(), model.valid(), "after {:?}", op);
+                if model.valid() {
+                    prop_assert_eq!(merged.key(), model.key(), "after {:?}", op);
+                    prop_assert_eq!(merged.value(), model.value());
+                }
+            }
+        }
     }
 }
