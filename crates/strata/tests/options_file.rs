@@ -164,7 +164,7 @@ fn presets_validate_and_differ() {
     }
     assert_eq!(Options::preset("balanced").unwrap().to_ini_string(), Options::default().to_ini_string());
     let bulk = Options::preset("bulk_load").unwrap();
-    assert!(bulk.write_buffer_size > Options::default().write_buffer_size);
+    assert!(bulk.max_write_buffer_number > Options::default().max_write_buffer_number);
     assert!(bulk.level0_compaction_trigger > Options::default().level0_compaction_trigger);
     let read = Options::preset("read-heavy").unwrap();
     assert!(read.cache_size > Options::default().cache_size && read.bloom_bits_per_key > 10);

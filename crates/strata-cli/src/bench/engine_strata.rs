@@ -26,13 +26,17 @@ impl StrataDb {
 }
 
 fn options(o: &EngineOptions) -> Result<Options> {
+    let base = match &o.preset {
+        Some(name) => Options::preset(name)?,
+        None => Options::default(),
+    };
     let mut opts = Options {
         // db_bench's --use_existing_db=1 fails on a missing database rather than benchmarking an
         // empty one.
         create_if_missing: !o.use_existing,
         error_if_exists: false,
         cache_size: o.cache_size,
-        ..Options::default()
+        ..base
     };
     opts.set_compression(Compression::parse(&o.compression)?);
     if let Some(bits) = o.bloom_bits {
@@ -137,5 +141,26 @@ impl BenchDb for StrataDb {
             StatsKind::LevelStats => "strata.levelstats",
         };
         self.db.property(name).unwrap_or_else(|| format!("({name} is not available)\n"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_preset_is_the_base_and_explicit_flags_override_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut o = EngineOptions::for_test(dir.path());
+        o.preset = Some("low_memory".into());
+        o.max_write_buffer_number = Some(4);
+        let opts = options(&o).unwrap();
+        let low = Options::preset("low_memory").unwrap();
+        assert_eq!(opts.write_buffer_size, low.write_buffer_size);
+        assert_eq!(opts.max_write_buffer_number, 4);
+        assert_eq!(opts.cache_size, o.cache_size);
+
+        o.preset = Some("fastest".into());
+        assert!(options(&o).unwrap_err().to_string().contains("fastest"));
     }
 }

@@ -47,6 +47,8 @@ pub struct Flags {
     pub benchmark_write_rate_limit: u64,
     pub batch_size: usize,
     pub min_blob_size: Option<usize>,
+    /// strata: the `Options` preset to start from (other flags override it).
+    pub preset: Option<String>,
     /// Which engine runs the benchmark (strata-specific).
     pub engine: String,
     pub max_write_buffer_number: Option<usize>,
@@ -170,6 +172,16 @@ pub static FLAGS: &[FlagSpec] = &[
     flag("seek_nexts", "0", "next() calls after each seek in seekrandom", |f, v| {
         set_num(&mut f.seek_nexts, v)
     }),
+    flag(
+        "preset",
+        "",
+        "strata: start from this Options preset (balanced, bulk_load, read_heavy, low_memory); \
+         other flags given, and --cache_size and --compression_type always, override it",
+        |f, v| {
+            f.preset = (!v.is_empty()).then(|| v.to_string());
+            Ok(())
+        },
+    ),
     flag("merge_operator", "", "merge operator name (uint64add, stringappend)", |f, v| {
         f.merge_operator = (!v.is_empty()).then(|| v.to_string());
         Ok(())
