@@ -5,11 +5,14 @@
 //! not synchronize writers (the DB's write-group leader is the only writer), and never removes
 //! or rewrites an entry.
 //!
-//! Entry encoding, stored inline in each skiplist node right after its level-0 link:
+//! Entry encoding, stored in each skiplist node right after its level-0 link:
 //!
 //! ```text
 //! varint(ikey_len) | ikey = user_key ++ trailer (8 bytes LE, (seq << 8) | kind) | varint(value_len) | value
 //! ```
+//!
+//! where a value longer than 64 bytes is replaced by the address of its bytes in a separate
+//! value arena, so that the nodes a search walks stay close together (see `skiplist`).
 //!
 //! Varints are LEB128 (as in `util::coding`). Entries order by [`key::compare`]: user key
 //! ascending, then sequence number descending, so the newest version of a key comes first.
