@@ -7,7 +7,7 @@ use super::format::{self, BlobPointer, Footer, FLAG_COMPRESSED};
 use crate::error::Result;
 use crate::fs::{BufferedWriter, WritableFile};
 use crate::options::Compression;
-use crate::util::compress::compress;
+use crate::util::compress::Compressor;
 use crate::version::edit::BlobFileMeta;
 
 /// Appends records to a new blob file.
@@ -18,8 +18,8 @@ pub struct BlobWriter {
     footer: Footer,
     /// Reused record head (checksum, flags, lengths, key).
     head: Vec<u8>,
-    /// Reused compression output.
-    scratch: Vec<u8>,
+    /// Reused compressor and its output.
+    compressor: Compressor,
 }
 
 impl BlobWriter {
@@ -33,14 +33,16 @@ impl BlobWriter {
             compression,
             footer: Footer::default(),
             head: Vec::new(),
-            scratch: Vec::new(),
+            compressor: Compressor::new(),
         })
     }
 
     /// Appends one record and returns the pointer the tree stores in place of the value.
     pub fn add(&mut self, user_key: &[u8], value: &[u8]) -> Result<BlobPointer> {
-        let compressed = self.try_compress(value)?;
-        let (flags, stored) = if compressed { (FLAG_COMPRESSED, &self.scratch[..]) } else { (0, value) };
+        let (flags, stored) = match try_compress(&mut self.compressor, self.compression, value)? {
+            Some(compressed) => (FLAG_COMPRESSED, compressed),
+            None => (0, value),
+        };
         self.head.clear();
         format::encode_record_head(&mut self.head, flags, user_key, value.len(), stored.len());
         let sum = format::record_checksum(self.head.get(4..).unwrap_or_default(), stored);
@@ -54,16 +56,6 @@ impl BlobWriter {
         self.footer.record_bytes += size;
         self.footer.value_bytes += value.len() as u64;
         Ok(BlobPointer { file_number: self.file_number, offset, size })
-    }
-
-    /// Compresses `value` into `scratch`; false when the record should be stored raw because
-    /// compression is off or saved less than 12.5% (not worth the decompression on every read).
-    fn try_compress(&mut self, value: &[u8]) -> Result<bool> {
-        if self.compression == Compression::None || value.is_empty() {
-            return Ok(false);
-        }
-        compress(self.compression, value, &mut self.scratch)?;
-        Ok(self.scratch.len() <= value.len() - value.len() / 8)
     }
 
     /// Bytes written so far, buffered or not.
@@ -82,4 +74,18 @@ impl BlobWriter {
             total_bytes: self.footer.record_bytes,
         })
     }
+}
+
+/// The compressed `value`, or None when the record should be stored raw because compression is
+/// off or saved less than 12.5% (not worth the decompression on every read).
+fn try_compress<'c>(
+    compressor: &'c mut Compressor,
+    compression: Compression,
+    value: &[u8],
+) -> Result<Option<&'c [u8]>> {
+    if compression == Compression::None || value.is_empty() {
+        return Ok(None);
+    }
+    let compressed = compressor.compress(compression, value)?;
+    Ok((compressed.len() <= value.len() - value.len() / 8).then_some(compressed))
 }

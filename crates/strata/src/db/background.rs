@@ -218,6 +218,8 @@ impl DbInner {
             SuperVersion { mem: Arc::clone(&sv.mem), imm, version }
         })?;
         let micros = start.elapsed().as_micros() as u64;
+        let drained = mem.approximate_memory_usage() as u64 * 1_000_000 / micros.max(1);
+        self.flush_rate.store(drained, Ordering::Relaxed);
         tracing::info!(
             target: "strata",
             job = job_id,

@@ -83,6 +83,9 @@ pub(crate) struct DbInner {
     pub closing: AtomicBool,
     /// Set once a write skipped the WAL; such writes are flushed at close.
     pub unpersisted_writes: AtomicBool,
+    /// Memtable bytes per second the last flush drained (0 before the first flush): the write
+    /// rate memtable pressure slows writers towards.
+    pub flush_rate: AtomicU64,
     /// Opened with `Db::open_read_only`: writes and maintenance are refused.
     pub read_only: bool,
     pub(crate) _lock: Box<dyn FileLock>,

@@ -125,6 +125,7 @@ fn build_inner(
         stats: Stats::default(),
         closing: AtomicBool::new(false),
         unpersisted_writes: AtomicBool::new(false),
+        flush_rate: AtomicU64::new(0),
         read_only,
         fs,
         opts,

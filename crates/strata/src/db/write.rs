@@ -40,6 +40,16 @@ const MAX_GROUP_BYTES: usize = 1 << 20;
 const MAX_DELAYED_RATE: f64 = 64.0 * 1024.0 * 1024.0;
 const MIN_DELAYED_RATE: f64 = 1024.0 * 1024.0;
 
+/// A delayed writer sleeps once it owes this much time. Short slices spread a slowdown over
+/// many writes: each sleeps briefly, instead of a few writes sleeping a millisecond each, which
+/// set the P99.99 of every write workload that ran into a slowdown.
+const DELAY_SLICE: Duration = Duration::from_micros(100);
+
+/// A pressure in the slowdown range: above 0 (off) and below 1 (stop).
+fn in_slowdown(pressure: f64) -> bool {
+    pressure > 0.0 && pressure < 1.0
+}
+
 pub(crate) struct Writer {
     batch: WriteBatch,
     opts: WriteOptions,
@@ -59,7 +69,8 @@ pub(crate) struct LeaderState {
     pub wal_number: u64,
     pub mem: Arc<MemTable>,
     scratch: Vec<u8>,
-    delay_debt: Duration,
+    /// Seconds of delay owed by slowed-down writes; negative: overslept, credited (delay_write).
+    delay_debt: f64,
     /// The WAL holds records appended since its last fdatasync.
     wal_unsynced: bool,
     /// The WAL's directory entry has been made durable.
@@ -73,7 +84,7 @@ impl LeaderState {
             wal_number,
             mem,
             scratch: Vec::new(),
-            delay_debt: Duration::ZERO,
+            delay_debt: 0.0,
             wal_unsynced: false,
             wal_dir_synced: true,
         }
@@ -179,9 +190,9 @@ impl DbInner {
             let sv = self.super_version.load();
             let usage = leader.mem.approximate_memory_usage();
             let pressure = self.write_pressure(&sv);
-            let slowdown = pressure.max(self.memtable_pressure(&sv, usage));
-            if !delayed && slowdown > 0.0 && slowdown < 1.0 {
-                self.delay_write(leader, bytes, slowdown);
+            let memtables = self.memtable_pressure(&sv, usage);
+            if !delayed && (in_slowdown(pressure) || in_slowdown(memtables)) {
+                self.delay_write(leader, bytes, self.delayed_write_rate(pressure, memtables));
                 delayed = true;
                 continue;
             }
@@ -237,16 +248,35 @@ impl DbInner {
         l0_pressure.max(pending_pressure).min(1.0)
     }
 
-    /// Charges `bytes` against a write rate that shrinks with pressure; sleeps once the debt
-    /// reaches a millisecond, so slowdowns are smooth rather than a sleep per write.
-    fn delay_write(&self, leader: &mut LeaderState, bytes: usize, pressure: f64) {
-        let rate = MAX_DELAYED_RATE * (1.0 - pressure) + MIN_DELAYED_RATE;
-        leader.delay_debt += Duration::from_secs_f64(bytes as f64 / rate);
-        if leader.delay_debt >= Duration::from_millis(1) {
+    /// Bytes per second writes may go at under the given pressures (each 0 when off): the
+    /// lowest of the rates they allow. L0 and pending-compaction pressure shrink a fixed rate.
+    /// Memtable pressure shrinks the rate the last flush drained a memtable at, so the writer
+    /// slows to about what flush keeps up with instead of falling to a fixed floor far below
+    /// it: the last spare memtable then fills roughly as the oldest flush completes.
+    fn delayed_write_rate(&self, pressure: f64, memtables: f64) -> f64 {
+        let shrink = |full_rate: f64, p: f64| full_rate * (1.0 - p) + MIN_DELAYED_RATE;
+        let mut rate = f64::INFINITY;
+        if in_slowdown(pressure) {
+            rate = shrink(MAX_DELAYED_RATE, pressure);
+        }
+        if in_slowdown(memtables) {
+            let flush_rate = self.flush_rate.load(Ordering::Relaxed) as f64;
+            rate = rate.min(shrink(flush_rate.max(MAX_DELAYED_RATE), memtables));
+        }
+        rate
+    }
+
+    /// Charges `bytes` against `rate` (bytes per second); sleeps once the debt reaches
+    /// [`DELAY_SLICE`], so slowdowns are smooth rather than a sleep per write. A sleep that
+    /// overshoots (timer slack, scheduling: ~170 us here) is credited against the next debt, up
+    /// to one slice, so short slices do not slow writers more than the rate asks.
+    fn delay_write(&self, leader: &mut LeaderState, bytes: usize, rate: f64) {
+        leader.delay_debt += bytes as f64 / rate;
+        if leader.delay_debt >= DELAY_SLICE.as_secs_f64() {
             let start = Instant::now();
-            std::thread::sleep(leader.delay_debt);
-            leader.delay_debt = Duration::ZERO;
+            std::thread::sleep(Duration::from_secs_f64(leader.delay_debt));
             let waited = start.elapsed();
+            leader.delay_debt = (leader.delay_debt - waited.as_secs_f64()).max(-DELAY_SLICE.as_secs_f64());
             self.stats.add_stall(waited, false);
             self.report_stall(&self.super_version.load(), false, waited);
         }

@@ -11,7 +11,8 @@ use crate::error::{Error, Result};
 use crate::fs::{BufferedWriter, WritableFile};
 use crate::key::{self, ValueKind};
 use crate::options::{Compression, Options};
-use crate::util::{coding, compress};
+use crate::util::coding;
+use crate::util::compress::Compressor;
 
 use super::block::BlockBuilder;
 use super::bloom::BloomBuilder;
@@ -84,7 +85,9 @@ pub struct TableBuilder {
     last_key: Vec<u8>,
     smallest: Vec<u8>,
     props: TableProperties,
+    /// Reused for index separators.
     scratch: Vec<u8>,
+    compressor: Compressor,
     handle_buf: Vec<u8>,
     failed: bool,
 }
@@ -109,6 +112,7 @@ impl TableBuilder {
             smallest: Vec::new(),
             props,
             scratch: Vec::new(),
+            compressor: Compressor::new(),
             handle_buf: Vec::new(),
             failed: false,
         }
@@ -183,14 +187,16 @@ impl TableBuilder {
         }
         let raw = self.data.finish();
         let mut kind = self.opts.compression;
+        let mut contents = raw;
         if kind != Compression::None {
-            compress::compress(kind, raw, &mut self.scratch)?;
+            let compressed = self.compressor.compress(kind, raw)?;
             // Keep compression only when it saves at least 12.5%: decompression costs CPU.
-            if self.scratch.len() > raw.len() - raw.len() / 8 {
+            if compressed.len() > raw.len() - raw.len() / 8 {
                 kind = Compression::None;
+            } else {
+                contents = compressed;
             }
         }
-        let contents: &[u8] = if kind == Compression::None { raw } else { &self.scratch };
         let h = write_block(&mut self.w, kind, contents)?;
         self.props.num_data_blocks += 1;
         self.props.data_size += h.size + BLOCK_TRAILER_LEN as u64;
