@@ -317,7 +317,13 @@ impl Writer {
 /// # Safety
 /// No other `allocate` may run on `arena` or `values` concurrently (the caller is the single
 /// writer).
-unsafe fn build_node(arena: &Arena, values: &Arena, height: usize, key_parts: &[&[u8]], value: &[u8]) -> Node {
+unsafe fn build_node(
+    arena: &Arena,
+    values: &Arena,
+    height: usize,
+    key_parts: &[&[u8]],
+    value: &[u8],
+) -> Node {
     let klen: usize = key_parts.iter().map(|p| p.len()).sum();
     let (kvar, kn) = encode_varint(klen);
     let (vvar, vn) = encode_varint(value.len());
@@ -454,7 +460,8 @@ mod tests {
             node = list.successor(node.unwrap());
         }
         // Only the long values (and nothing else) went to the value arena.
-        let long: usize = sizes.iter().filter(|&&n| n > INLINE_VALUE_MAX).map(|n| n.next_multiple_of(8)).sum();
+        let long: usize =
+            sizes.iter().filter(|&&n| n > INLINE_VALUE_MAX).map(|n| n.next_multiple_of(8)).sum();
         assert_eq!(list.values.memory_usage(), long);
         assert!(list.arena.memory_usage() < 2048, "nodes hold only addresses of long values");
     }
