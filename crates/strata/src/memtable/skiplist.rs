@@ -266,7 +266,7 @@ impl SkipList {
     /// Starts loading the key of `node`'s successor on `level`, so a search that steps down
     /// finds it in flight instead of stalling on a fresh miss.
     #[inline]
-    fn prefetch(&self, node: Node, level: usize) {
+    pub(super) fn prefetch(&self, node: Node, level: usize) {
         #[cfg(target_arch = "x86_64")]
         if let Some(n) = self.next(node, level) {
             use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
