@@ -33,6 +33,7 @@ use parking_lot::Mutex;
 
 use super::arena::Arena;
 use crate::key;
+use crate::util::prefetch::prefetch_read;
 
 /// Tallest node. With branching 1/4, 12 levels index ~4^12 = 16M entries well.
 pub(super) const MAX_HEIGHT: usize = 12;
@@ -267,15 +268,9 @@ impl SkipList {
     /// finds it in flight instead of stalling on a fresh miss.
     #[inline]
     pub(super) fn prefetch(&self, node: Node, level: usize) {
-        #[cfg(target_arch = "x86_64")]
         if let Some(n) = self.next(node, level) {
-            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-            // SAFETY: SSE is part of the x86_64 baseline, and a prefetch is only a hint: it
-            // never faults and has no observable effect, whatever the address.
-            unsafe { _mm_prefetch::<_MM_HINT_T0>(n.0.as_ptr().cast_const().cast()) };
+            prefetch_read(n.0.as_ptr().cast_const());
         }
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = (node, level);
     }
 
     /// The node's successor on `level`.

@@ -14,6 +14,7 @@ use crate::fs::RandomAccessFile;
 use crate::iter::InternalIterator;
 use crate::key;
 use crate::util::coding::{self, Reader};
+use crate::util::prefetch::prefetch_read;
 
 /// Builds one block. Keys must be added in the order readers will search them (the table builder
 /// checks internal-key order; the properties block uses bytewise order and is only scanned).
@@ -409,6 +410,22 @@ impl BlockIter {
         }
     }
 
+    /// A binary search over a freshly fetched block misses cache on every probe, one after the
+    /// other. When the candidates are few (a data block has ~16 restart points), start loading
+    /// all of their keys at once, so the probes wait for about one miss instead of four.
+    fn prefetch_restart_keys(&self, left: usize, right: usize) {
+        const MAX_PREFETCHED: usize = 32;
+        if right <= left || right - left > MAX_PREFETCHED {
+            return;
+        }
+        let bytes = self.block.bytes();
+        for i in left..=right {
+            if let Some(p) = self.block.restart_point(i) {
+                prefetch_read(bytes.as_ptr().wrapping_add(p));
+            }
+        }
+    }
+
     /// Index of the last restart point whose key is `< target` (0 if none).
     fn find_restart(&mut self, target: &[u8]) -> Option<usize> {
         let (mut left, mut right) = (0, self.block.num_restarts - 1);
@@ -420,6 +437,7 @@ impl BlockIter {
                 Ordering::Equal => return None,
             }
         }
+        self.prefetch_restart_keys(left, right);
         while left < right {
             let mid = left + (right - left).div_ceil(2);
             let k = self.restart_key(mid)?;

@@ -6,13 +6,13 @@
 //! `Error::Corruption` naming the file number and block offset.
 
 use std::cell::RefCell;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use crate::error::{Error, Result};
 use crate::fs::RandomAccessFile;
 use crate::iter::InternalIterator;
 use crate::key;
+use crate::util::verified::VerifiedOffsets;
 
 use super::block::{key_prefix, Block, BlockIter};
 use super::bloom::BloomFilter;
@@ -31,10 +31,9 @@ pub struct Table {
     props: TableProperties,
     /// Where the data blocks end (the first meta block); the offset of keys past the last block.
     data_end: u64,
-    /// Mapped blocks whose checksum already passed: slot `offset / 4096` holds `offset + 1` of
-    /// the last verified block starting in that 4 KiB granule (0 = none). Two blocks sharing a
-    /// granule only cost a re-verification; a block is never taken as verified by mistake.
-    verified: Box<[AtomicU64]>,
+    /// Mapped blocks whose checksum already passed, one slot per 4 KiB (data blocks are about
+    /// that long, so most have a slot of their own).
+    verified: VerifiedOffsets,
     /// `key_prefix` of every index entry, when each index entry is a restart point: lookups
     /// binary-search this dense array (a few cache lines) instead of the index block.
     index_prefixes: Option<PrefixIndex>,
@@ -83,8 +82,10 @@ impl Table {
         if filter.is_some() {
             data_end = data_end.min(footer.filter.offset);
         }
-        let slots = if file.mapped().is_some() { data_end / VERIFIED_GRANULE + 1 } else { 0 };
-        let verified = (0..slots).map(|_| AtomicU64::new(0)).collect();
+        let verified = match file.mapped() {
+            Some(_) => VerifiedOffsets::new(data_end, VERIFIED_GRANULE),
+            None => VerifiedOffsets::none(),
+        };
         let index_prefixes = index.restart_key_prefixes().map(PrefixIndex::new);
         Ok(Table {
             file,
@@ -201,11 +202,10 @@ impl Table {
     /// it, as a block cache would on load); anything else goes through the block cache.
     fn data_block(&self, h: &BlockHandle, fill_cache: bool) -> Result<Arc<Block>> {
         if let Some(map) = self.file.mapped() {
-            let slot = self.verified.get((h.offset / VERIFIED_GRANULE) as usize);
-            let known_good = slot.is_some_and(|s| s.load(Ordering::Relaxed) == h.offset + 1);
+            let known_good = self.verified.contains(h.offset);
             if let Some((start, len)) = mapped_block_range(map, self.file_number, h, !known_good)? {
-                if let Some(s) = slot {
-                    s.store(h.offset + 1, Ordering::Relaxed);
+                if !known_good {
+                    self.verified.insert(h.offset);
                 }
                 let block = Block::mapped(Arc::clone(&self.file), start, len);
                 return block.map(Arc::new).map_err(|e| annotate(e, self.file_number, h));

@@ -1,5 +1,7 @@
-//! Small shared helpers: integer coding and checksums. Nothing here knows about files or keys.
+//! Small shared helpers: integer coding, checksums, compression and the verified-record map. Nothing here knows about files or keys.
 
 pub mod coding;
 pub mod compress;
 pub mod crc;
+pub mod prefetch;
+pub mod verified;
