@@ -24,7 +24,9 @@ const WALK_CHUNK: usize = 1 << 20;
 /// re-verified them on every pass (crc32c was 17% of a warm seekrandom's samples).
 const VERIFIED_GRANULE: u64 = 256;
 
-/// An open blob file; shared by all readers (`get` takes `&self`).
+/// An open blob file; shared by all readers (`get` takes `&self`). Aligned so its fields do not
+/// share a cache line with the `Arc` reference count that every reader's iterator changes.
+#[repr(align(128))]
 pub struct BlobReader {
     file: Arc<dyn RandomAccessFile>,
     file_number: u64,

@@ -461,9 +461,8 @@ fn children(
         Ok(Box::new(table.iter(fill_cache)) as Box<dyn InternalIterator>)
     });
     for level in 1..NUM_LEVELS {
-        let files = &sv.version.files[level];
-        if !files.is_empty() {
-            out.push(Box::new(LevelIterator::new(files.clone(), Arc::clone(&open))));
+        if !sv.version.files[level].is_empty() {
+            out.push(Box::new(LevelIterator::new(Arc::clone(&sv.version), level, Arc::clone(&open))));
         }
     }
     Ok(out)

@@ -53,7 +53,9 @@ use crate::version::set::VersionSet;
 use crate::version::version::Version;
 use table_cache::TableCache;
 
-/// The memtables and files a reader needs, published atomically as one unit.
+/// The memtables and files a reader needs, published atomically as one unit. Aligned (as
+/// `DbInner`) so readers' reference-count changes do not evict the fields beside them.
+#[repr(align(128))]
 pub(crate) struct SuperVersion {
     /// The mutable memtable.
     pub mem: Arc<MemTable>,
@@ -63,7 +65,9 @@ pub(crate) struct SuperVersion {
     pub version: Arc<Version>,
 }
 
-/// State shared by the handle and the background threads.
+/// State shared by the handle and the background threads. Aligned so the `Arc` reference
+/// count every iterator changes has a cache line of its own.
+#[repr(align(128))]
 pub(crate) struct DbInner {
     pub dir: PathBuf,
     pub opts: Options,

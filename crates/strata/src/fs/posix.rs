@@ -65,6 +65,9 @@ impl WritableFile for PosixWritable {
     }
 }
 
+/// Aligned so its fields sit on their own cache lines, away from the `Arc` reference counts
+/// that readers on other threads keep changing (a block read calls `mapped` for every entry).
+#[repr(align(128))]
 struct PosixRandom {
     file: File,
     path: PathBuf,

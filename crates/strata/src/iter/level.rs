@@ -8,13 +8,18 @@ use super::{EmptyIterator, InternalIterator};
 use crate::error::{Error, Result};
 use crate::key;
 use crate::version::edit::FileMeta;
+use crate::version::version::Version;
 
 /// Opens the iterator of one table file.
 pub type TableOpener = Arc<dyn Fn(&FileMeta) -> Result<Box<dyn InternalIterator>> + Send + Sync>;
 
 /// A concatenation of the files of one level.
 pub struct LevelIterator {
-    files: Vec<Arc<FileMeta>>,
+    /// The version whose level `level` this walks, kept alive by the iterator. Readers create
+    /// an iterator per seek; cloning every file's `Arc` instead had two threads bouncing a
+    /// dozen shared reference counts between their caches on each seek.
+    version: Arc<Version>,
+    level: usize,
     open: TableOpener,
     index: usize,
     current: Option<Box<dyn InternalIterator>>,
@@ -22,14 +27,18 @@ pub struct LevelIterator {
 }
 
 impl LevelIterator {
-    /// Iterates `files`, which must be sorted and non-overlapping.
-    pub fn new(files: Vec<Arc<FileMeta>>, open: TableOpener) -> Self {
-        Self { files, open, index: 0, current: None, error: None }
+    /// Iterates the files of `level` (1 or deeper: sorted and non-overlapping) in `version`.
+    pub fn new(version: Arc<Version>, level: usize, open: TableOpener) -> Self {
+        Self { version, level, open, index: 0, current: None, error: None }
+    }
+
+    fn files(&self) -> &[Arc<FileMeta>] {
+        self.version.files.get(self.level).map_or(&[], |f| f.as_slice())
     }
 
     fn open_file(&mut self, index: usize) -> bool {
         self.index = index;
-        let Some(f) = self.files.get(index) else {
+        let Some(f) = self.files().get(index) else {
             self.current = None;
             return false;
         };
@@ -83,7 +92,7 @@ impl InternalIterator for LevelIterator {
     }
 
     fn seek_to_last(&mut self) {
-        let Some(last) = self.files.len().checked_sub(1) else {
+        let Some(last) = self.files().len().checked_sub(1) else {
             self.current = None;
             return;
         };
@@ -95,7 +104,7 @@ impl InternalIterator for LevelIterator {
     }
 
     fn seek(&mut self, target: &[u8]) {
-        let i = self.files.partition_point(|f| key::compare(&f.largest, target) == Ordering::Less);
+        let i = self.files().partition_point(|f| key::compare(&f.largest, target) == Ordering::Less);
         if self.open_file(i) {
             if let Some(c) = self.current.as_mut() {
                 c.seek(target);
@@ -105,7 +114,7 @@ impl InternalIterator for LevelIterator {
     }
 
     fn seek_for_prev(&mut self, target: &[u8]) {
-        let i = self.files.partition_point(|f| key::compare(&f.smallest, target) != Ordering::Greater);
+        let i = self.files().partition_point(|f| key::compare(&f.smallest, target) != Ordering::Greater);
         let Some(i) = i.checked_sub(1) else {
             self.current = None;
             return;

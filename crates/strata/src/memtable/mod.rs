@@ -33,7 +33,9 @@ use crate::iter::InternalIterator;
 use crate::key::{self, SeqNo, ValueKind};
 use skiplist::{Node, SkipList};
 
-/// An in-memory sorted table of internal entries. See the module docs.
+/// An in-memory sorted table of internal entries. See the module docs. Aligned so the `Arc`
+/// reference count every reader's iterator changes has a cache line of its own.
+#[repr(align(128))]
 pub struct MemTable {
     list: SkipList,
     entries: AtomicU64,

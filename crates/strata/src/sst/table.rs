@@ -20,7 +20,9 @@ use super::format::{mapped_block_range, read_block, BlockHandle, Footer, TablePr
 use super::prefix_index::PrefixIndex;
 use super::BlockCache;
 
-/// An open, immutable SST file.
+/// An open, immutable SST file. Aligned so its fields do not share a cache line with the
+/// `Arc` reference count that every reader's iterator changes.
+#[repr(align(128))]
 pub struct Table {
     file: Arc<dyn RandomAccessFile>,
     file_number: u64,
