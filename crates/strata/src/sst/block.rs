@@ -426,6 +426,21 @@ impl BlockIter {
         }
     }
 
+    /// The entries after restart point `i` are scanned one by one, each decode waiting for the
+    /// previous one's cache line; start loading the lines of the whole interval at once.
+    fn prefetch_restart_interval(&self, i: usize) {
+        const MAX_PREFETCHED_BYTES: usize = 2048;
+        let (Some(start), limit) = (self.block.restart_point(i), self.block.restarts_offset) else { return };
+        let next = (i + 1 < self.block.num_restarts).then(|| self.block.restart_point(i + 1)).flatten();
+        let end = next.unwrap_or(limit).min(limit);
+        let end = end.min(start.saturating_add(MAX_PREFETCHED_BYTES));
+        let bytes = self.block.bytes();
+        // The line of `start` itself is loaded by the first decode.
+        for line in (start..end).step_by(64).skip(1) {
+            prefetch_read(bytes.as_ptr().wrapping_add(line));
+        }
+    }
+
     /// Index of the last restart point whose key is `< target` (0 if none).
     fn find_restart(&mut self, target: &[u8]) -> Option<usize> {
         let (mut left, mut right) = (0, self.block.num_restarts - 1);
@@ -502,6 +517,7 @@ impl InternalIterator for BlockIter {
         if !self.seek_to_restart_point(start) {
             return;
         }
+        self.prefetch_restart_interval(start);
         while self.parse_next_key() {
             if key::compare(self.key(), target) != Ordering::Less {
                 return;
