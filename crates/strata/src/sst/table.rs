@@ -39,6 +39,10 @@ pub struct Table {
     /// `key_prefix` of every index entry, when each index entry is a restart point: lookups
     /// binary-search this dense array (a few cache lines) instead of the index block.
     index_prefixes: Option<PrefixIndex>,
+    /// The block handle of every index entry, beside `index_prefixes`: a point lookup whose
+    /// prefix falls strictly between two entries' prefixes knows its block without reading the
+    /// index block (one dependent cache miss less per table probed). 16 bytes per data block.
+    index_handles: Option<Vec<BlockHandle>>,
 }
 
 const VERIFIED_GRANULE: u64 = 4096;
@@ -89,6 +93,7 @@ impl Table {
             None => VerifiedOffsets::none(),
         };
         let index_prefixes = index.restart_key_prefixes().map(PrefixIndex::new);
+        let index_handles = index_prefixes.as_ref().and_then(|_| Self::all_handles(&index));
         Ok(Table {
             file,
             file_number,
@@ -100,7 +105,22 @@ impl Table {
             data_end,
             verified,
             index_prefixes,
+            index_handles,
         })
+    }
+
+    /// Every index entry's block handle, in order; `None` if one does not decode (lookups then
+    /// read the index block, which reports the corruption where it matters).
+    fn all_handles(index: &Arc<Block>) -> Option<Vec<BlockHandle>> {
+        let mut it = index.iter();
+        let mut out = Vec::with_capacity(index.num_restarts());
+        it.seek_to_first();
+        while it.valid() {
+            out.push(BlockHandle::decode_exact(it.value()).ok()?);
+            it.next();
+        }
+        it.status().ok()?;
+        Some(out)
     }
 
     fn read_meta_block(file: &dyn RandomAccessFile, file_number: u64, h: &BlockHandle) -> Result<Block> {
@@ -153,11 +173,51 @@ impl Table {
         f: &mut dyn FnMut(&[u8], &[u8]) -> bool,
         buf: &mut Vec<u8>,
     ) -> Result<()> {
+        if let Some(handles) = self.handles_from(lookup) {
+            return self.get_in_blocks(handles.iter().map(|h| Ok(*h)), lookup, fill_cache, f, buf);
+        }
         let mut index = self.index.iter();
         self.seek_index(&mut index, lookup);
+        let mut index_done = false;
+        let handles = std::iter::from_fn(|| {
+            if index_done {
+                return None;
+            }
+            if !index.valid() {
+                index_done = true;
+                return index.status().err().map(|e| Err(self.index_error(e)));
+            }
+            let h = self.decode_handle(&index);
+            index.next();
+            Some(h)
+        });
+        self.get_in_blocks(handles, lookup, fill_cache, f, buf)
+    }
+
+    /// The handles of the blocks from the one that must hold the first entry `>= lookup` to
+    /// the last, when the prefix array alone decides it (`lookup`'s 8-byte prefix equals no
+    /// index entry's: every entry before the run is smaller, every one from it on larger).
+    fn handles_from(&self, lookup: &[u8]) -> Option<&[BlockHandle]> {
+        let (prefixes, handles) = (self.index_prefixes.as_ref()?, self.index_handles.as_ref()?);
+        let run = prefixes.equal_range(key_prefix(key::user_key(lookup)));
+        if !run.is_empty() {
+            return None;
+        }
+        handles.get(run.start..)
+    }
+
+    /// The body of `get`: walks the blocks `handles` yields, seeking `lookup` in the first.
+    fn get_in_blocks(
+        &self,
+        handles: impl Iterator<Item = Result<BlockHandle>>,
+        lookup: &[u8],
+        fill_cache: bool,
+        f: &mut dyn FnMut(&[u8], &[u8]) -> bool,
+        buf: &mut Vec<u8>,
+    ) -> Result<()> {
         let mut first = true;
-        while index.valid() {
-            let h = self.decode_handle(&index)?;
+        for h in handles {
+            let h = h?;
             let block = self.data_block(&h, fill_cache)?;
             let mut it = BlockIter::with_buffer(block, std::mem::take(buf));
             if first {
@@ -175,9 +235,8 @@ impl Table {
             }
             it.status().map_err(|e| annotate(e, self.file_number, &h))?;
             *buf = it.into_buffer();
-            index.next();
         }
-        index.status().map_err(|e| self.index_error(e))
+        Ok(())
     }
 
     /// Positions `index` at the first entry `>= lookup`, narrowing the search with the prefix array.
@@ -744,6 +803,39 @@ mod tests {
 
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(64))]
+
+        /// Point lookups, whether the prefix array decides the block alone (lookups whose first
+        /// 8 bytes no index entry shares) or the index block is searched, return the model's
+        /// entries from the first one `>= lookup` on.
+        #[test]
+        fn get_matches_sorted_model(
+            keys in proptest::collection::btree_set((proptest::collection::vec(prop_oneof![Just(0u8), Just(7), Just(255)], 0..11), 0u64..4), 1..300),
+            lookups in proptest::collection::vec((proptest::collection::vec(prop_oneof![Just(0u8), Just(7), Just(9), Just(255)], 0..11), 0u64..5), 1..40),
+            block_size in 64usize..600,
+            mapped in any::<bool>(),
+        ) {
+            let mut model: Entries = keys
+                .iter()
+                .map(|(uk, s)| (make_internal_key(uk, *s, ValueKind::Put), format!("{uk:?}@{s}").into_bytes()))
+                .collect();
+            model.sort_by(|a, b| key::compare(&a.0, &b.0));
+            let opts = TableBuilderOptions { block_size, ..Default::default() };
+            let bytes = build(&model, opts).0;
+            let t = if mapped { open_mapped(bytes) } else { open(bytes, None) }.unwrap();
+            prop_assert!(t.index_handles.is_some());
+            for (uk, s) in lookups {
+                let tg = seek_key(&uk, s);
+                let from = model_seek(&model, &tg).unwrap_or(model.len());
+                let expected = &model[from..(from + 3).min(model.len())];
+                // A filtered-out key may return nothing; anything returned must be the model's.
+                let got = get_all(&t, &tg, 3).unwrap();
+                if t.may_contain(&uk) {
+                    prop_assert_eq!(&got[..], expected);
+                } else {
+                    prop_assert!(got.is_empty());
+                }
+            }
+        }
 
         #[test]
         fn iterator_matches_sorted_model(
