@@ -108,10 +108,25 @@ pub fn parse(ikey: &[u8]) -> Option<ParsedKey<'_>> {
     Some(ParsedKey { user_key: user_key(ikey), seq: t >> 8, kind: ValueKind::from_u8(t as u8)? })
 }
 
+/// Bytewise order of two user keys. Keys of 8 bytes or more are first told apart by their first
+/// 8 bytes read as one big-endian integer (the same order as the bytes): in the usual keys
+/// (counters, ids, timestamps up front) that decides almost every comparison in a few
+/// instructions, where `memcmp` is a library call per comparison (11% of a seek-heavy profile).
+#[inline]
+pub fn compare_user_keys(a: &[u8], b: &[u8]) -> Ordering {
+    if let (Some(x), Some(y)) = (a.first_chunk::<8>(), b.first_chunk::<8>()) {
+        let (x, y) = (u64::from_be_bytes(*x), u64::from_be_bytes(*y));
+        if x != y {
+            return x.cmp(&y);
+        }
+    }
+    a.cmp(b)
+}
+
 /// The internal-key order: user key ascending, then trailer (sequence, kind) descending.
 #[inline]
 pub fn compare(a: &[u8], b: &[u8]) -> Ordering {
-    match user_key(a).cmp(user_key(b)) {
+    match compare_user_keys(user_key(a), user_key(b)) {
         Ordering::Equal => trailer(b).cmp(&trailer(a)),
         o => o,
     }
@@ -131,6 +146,17 @@ mod tests {
         assert_eq!(compare(&seek_key(b"a", 5), &a5), Ordering::Less);
         assert_eq!(compare(&seek_key(b"a", 4), &a5), Ordering::Greater);
         assert_eq!(compare(&seek_key(b"a", 4), &a3), Ordering::Less);
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn user_key_order_is_bytewise(a in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..20),
+                                      b in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..20)) {
+            proptest::prop_assert_eq!(compare_user_keys(&a, &b), a.cmp(&b));
+            let mut c = a.clone();
+            c.extend_from_slice(&b);
+            proptest::prop_assert_eq!(compare_user_keys(&a, &c), a.cmp(&c));
+        }
     }
 
     #[test]
