@@ -123,6 +123,13 @@ pub fn compare_user_keys(a: &[u8], b: &[u8]) -> Ordering {
     a.cmp(b)
 }
 
+/// Whether two user keys are equal, with the same 8-byte shortcut as [`compare_user_keys`]
+/// (slice equality is a `memcmp` call; iterators ask this once per entry).
+#[inline]
+pub fn same_user_key(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && compare_user_keys(a, b) == Ordering::Equal
+}
+
 /// The internal-key order: user key ascending, then trailer (sequence, kind) descending.
 #[inline]
 pub fn compare(a: &[u8], b: &[u8]) -> Ordering {
@@ -156,6 +163,8 @@ mod tests {
             let mut c = a.clone();
             c.extend_from_slice(&b);
             proptest::prop_assert_eq!(compare_user_keys(&a, &c), a.cmp(&c));
+            proptest::prop_assert_eq!(same_user_key(&a, &b), a == b);
+            proptest::prop_assert!(same_user_key(&c, &c.clone()));
         }
     }
 

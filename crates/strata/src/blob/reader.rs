@@ -165,7 +165,7 @@ impl BlobReader {
         let known_good = self.verified.contains(offset);
         let view = if known_good { format::check_layout(rec) } else { format::parse_record(rec) };
         let view = view.map_err(|why| self.corrupt(offset, why))?;
-        if rec.get(view.key.clone()) != Some(user_key) {
+        if !rec.get(view.key.clone()).is_some_and(|k| crate::key::same_user_key(k, user_key)) {
             return Err(self.corrupt(offset, "record belongs to a different key"));
         }
         if !known_good {

@@ -97,7 +97,7 @@ impl Job<'_> {
             let parsed = key::parse(input.key())
                 .ok_or_else(|| Error::corruption("undecodable key in compaction input"))?;
             self.out.entries_in += 1;
-            let same_key = started && parsed.user_key == user_key.as_slice();
+            let same_key = started && key::same_user_key(parsed.user_key, &user_key);
             if !same_key {
                 if !versions.is_empty() {
                     self.process(&user_key, std::mem::take(&mut versions))?;

@@ -266,7 +266,7 @@ impl DbIterator {
     }
 
     fn skip_current_user_key(&mut self) {
-        while self.iter.valid() && key::user_key(self.iter.key()) == self.key.as_slice() {
+        while self.iter.valid() && key::same_user_key(key::user_key(self.iter.key()), &self.key) {
             self.iter.next();
         }
     }
@@ -329,7 +329,7 @@ impl DbIterator {
                     let Some(p) = key::parse(self.iter.key()) else {
                         return Err(Error::corruption("undecodable internal key in iterator"));
                     };
-                    if p.user_key != self.key.as_slice() {
+                    if !key::same_user_key(p.user_key, &self.key) {
                         break;
                     }
                     match p.kind {
@@ -409,7 +409,7 @@ impl DbIterator {
             let Some(p) = key::parse(self.iter.key()) else {
                 return Err(Error::corruption("undecodable internal key in iterator"));
             };
-            if p.user_key != uk {
+            if !key::same_user_key(p.user_key, uk) {
                 break;
             }
             if p.seq <= self.seq {

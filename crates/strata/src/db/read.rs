@@ -45,7 +45,7 @@ impl<'k> Lookup<'k> {
             self.error = Some(Error::corruption("undecodable internal key"));
             return false;
         };
-        if parsed.user_key != self.user_key {
+        if !key::same_user_key(parsed.user_key, self.user_key) {
             return false;
         }
         match parsed.kind {
