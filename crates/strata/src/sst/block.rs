@@ -105,8 +105,22 @@ fn common_prefix_len(a: &[u8], b: &[u8]) -> usize {
 /// Where a block's bytes live: decoded into memory, or borrowed from a memory-mapped file.
 enum Storage {
     Owned(Vec<u8>),
-    Mapped { file: Arc<dyn RandomAccessFile>, start: usize, len: usize },
+    /// `len` bytes at `ptr`, inside the slice `file.mapped()` returned; `file` keeps them alive.
+    /// The address is kept, rather than asking `file.mapped()` again, because a block iterator
+    /// reads the bytes for every key and value it decodes, and that call is dynamic dispatch
+    /// (4% of a warm seekrandom's samples).
+    Mapped {
+        _file: Arc<dyn RandomAccessFile>,
+        ptr: *const u8,
+        len: usize,
+    },
 }
+
+// SAFETY: `Mapped` only adds a pointer into memory owned by `_file`, which is `Send + Sync`
+// and only ever read through it; `Owned` is a `Vec<u8>`.
+unsafe impl Send for Storage {}
+// SAFETY: as above; the bytes are never written through the pointer.
+unsafe impl Sync for Storage {}
 
 /// A decoded, immutable block: its uncompressed bytes and where the restart array starts.
 pub struct Block {
@@ -144,9 +158,10 @@ impl Block {
     /// memory-mapped `file`; nothing is copied.
     pub fn mapped(file: Arc<dyn RandomAccessFile>, start: usize, len: usize) -> Result<Self> {
         let bytes = file.mapped().and_then(|m| m.get(start..start.checked_add(len)?));
-        let (restarts_offset, num_restarts) =
-            restart_framing(bytes.ok_or_else(|| Error::corruption("mapped block outside the file"))?)?;
-        Ok(Self { data: Storage::Mapped { file, start, len }, restarts_offset, num_restarts })
+        let bytes = bytes.ok_or_else(|| Error::corruption("mapped block outside the file"))?;
+        let (restarts_offset, num_restarts) = restart_framing(bytes)?;
+        let ptr = bytes.as_ptr();
+        Ok(Self { data: Storage::Mapped { _file: file, ptr, len }, restarts_offset, num_restarts })
     }
 
     /// The block contents.
@@ -154,9 +169,12 @@ impl Block {
     pub fn bytes(&self) -> &[u8] {
         match &self.data {
             Storage::Owned(v) => v,
-            Storage::Mapped { file, start, len } => {
-                file.mapped().and_then(|m| m.get(*start..*start + *len)).unwrap_or(&[])
-            }
+            // SAFETY: `ptr..ptr + len` was a subslice of `_file.mapped()` (checked in `mapped`).
+            // That slice borrows from the file object, which `_file` keeps alive at a fixed
+            // address and which nothing can reach mutably while this `Arc` exists, so the bytes
+            // stay valid and unchanged for as long as `self` (a read-only mapping of an
+            // immutable file, see `fs::posix::map_file`).
+            Storage::Mapped { ptr, len, .. } => unsafe { std::slice::from_raw_parts(*ptr, *len) },
         }
     }
 
@@ -600,6 +618,28 @@ mod tests {
             b.add(&ikey(i), format!("v{i}").as_bytes());
         }
         Arc::new(Block::new(b.finish().to_vec()).unwrap())
+    }
+
+    #[test]
+    fn a_mapped_block_reads_its_bytes_after_every_other_handle_on_the_file_is_gone() {
+        use crate::sst::testfs::{MappedMemRandom, MemRandom};
+        let owned = build(40, 4);
+        let bytes = owned.bytes().to_vec();
+        // The block sits at offset 3 of the file, between other bytes.
+        let mut file_bytes = vec![0xAA; 3];
+        file_bytes.extend_from_slice(&bytes);
+        file_bytes.extend_from_slice(&[0xBB; 5]);
+        let file: Arc<dyn RandomAccessFile> = Arc::new(MappedMemRandom(MemRandom(file_bytes)));
+        let mapped = Arc::new(Block::mapped(Arc::clone(&file), 3, bytes.len()).unwrap());
+        drop(file);
+        assert_eq!(mapped.bytes(), &bytes[..]);
+        assert_eq!(collect_forward(&mut mapped.iter()), collect_forward(&mut owned.iter()));
+        // Shared across threads, as the block cache and iterators do.
+        let other = Arc::clone(&mapped);
+        let from_thread = std::thread::spawn(move || other.bytes().to_vec()).join().unwrap();
+        assert_eq!(from_thread, bytes);
+        let outside = Arc::new(MappedMemRandom(MemRandom(vec![0; 8])));
+        assert!(Block::mapped(outside, 4, 8).is_err(), "a range past the mapping is refused");
     }
 
     fn collect_forward(it: &mut BlockIter) -> Vec<Vec<u8>> {
