@@ -13,6 +13,7 @@
 //! [`FileSystem::lock`]. An error the engine gets while writing makes the database read-only
 //! ([`Error::Background`](crate::Error::Background)) rather than risk losing data.
 
+mod mapped_range;
 mod posix;
 
 use std::path::Path;
@@ -20,6 +21,7 @@ use std::sync::Arc;
 
 use crate::error::Result;
 
+pub use mapped_range::MappedRange;
 pub use posix::PosixFs;
 
 /// A file opened for appending, returned by [`FileSystem::create`]. `append` hands bytes to the

@@ -10,7 +10,7 @@ use std::cmp::Ordering;
 use std::sync::Arc;
 
 use crate::error::{Error, Result};
-use crate::fs::RandomAccessFile;
+use crate::fs::{MappedRange, RandomAccessFile};
 use crate::iter::InternalIterator;
 use crate::key;
 use crate::util::coding::{self, Reader};
@@ -103,24 +103,13 @@ fn common_prefix_len(a: &[u8], b: &[u8]) -> usize {
 }
 
 /// Where a block's bytes live: decoded into memory, or borrowed from a memory-mapped file.
+/// The mapped range keeps its address, rather than asking `file.mapped()` again, because a block
+/// iterator reads the bytes for every key and value it decodes, and that call is dynamic
+/// dispatch (4% of a warm seekrandom's samples, and it kept the accessors from being inlined).
 enum Storage {
     Owned(Vec<u8>),
-    /// `len` bytes at `ptr`, inside the slice `file.mapped()` returned; `file` keeps them alive.
-    /// The address is kept, rather than asking `file.mapped()` again, because a block iterator
-    /// reads the bytes for every key and value it decodes, and that call is dynamic dispatch
-    /// (4% of a warm seekrandom's samples).
-    Mapped {
-        _file: Arc<dyn RandomAccessFile>,
-        ptr: *const u8,
-        len: usize,
-    },
+    Mapped(MappedRange),
 }
-
-// SAFETY: `Mapped` only adds a pointer into memory owned by `_file`, which is `Send + Sync`
-// and only ever read through it; `Owned` is a `Vec<u8>`.
-unsafe impl Send for Storage {}
-// SAFETY: as above; the bytes are never written through the pointer.
-unsafe impl Sync for Storage {}
 
 /// A decoded, immutable block: its uncompressed bytes and where the restart array starts.
 pub struct Block {
@@ -157,11 +146,10 @@ impl Block {
     /// A block whose (uncompressed, already verified) bytes are `start..start + len` of the
     /// memory-mapped `file`; nothing is copied.
     pub fn mapped(file: Arc<dyn RandomAccessFile>, start: usize, len: usize) -> Result<Self> {
-        let bytes = file.mapped().and_then(|m| m.get(start..start.checked_add(len)?));
-        let bytes = bytes.ok_or_else(|| Error::corruption("mapped block outside the file"))?;
-        let (restarts_offset, num_restarts) = restart_framing(bytes)?;
-        let ptr = bytes.as_ptr();
-        Ok(Self { data: Storage::Mapped { _file: file, ptr, len }, restarts_offset, num_restarts })
+        let range = start.checked_add(len).and_then(|end| MappedRange::new(file, start..end));
+        let range = range.ok_or_else(|| Error::corruption("mapped block outside the file"))?;
+        let (restarts_offset, num_restarts) = restart_framing(range.bytes())?;
+        Ok(Self { data: Storage::Mapped(range), restarts_offset, num_restarts })
     }
 
     /// The block contents.
@@ -169,12 +157,7 @@ impl Block {
     pub fn bytes(&self) -> &[u8] {
         match &self.data {
             Storage::Owned(v) => v,
-            // SAFETY: `ptr..ptr + len` was a subslice of `_file.mapped()` (checked in `mapped`).
-            // That slice borrows from the file object, which `_file` keeps alive at a fixed
-            // address and which nothing can reach mutably while this `Arc` exists, so the bytes
-            // stay valid and unchanged for as long as `self` (a read-only mapping of an
-            // immutable file, see `fs::posix::map_file`).
-            Storage::Mapped { ptr, len, .. } => unsafe { std::slice::from_raw_parts(*ptr, *len) },
+            Storage::Mapped(range) => range.bytes(),
         }
     }
 
@@ -182,7 +165,7 @@ impl Block {
     pub fn size(&self) -> usize {
         match &self.data {
             Storage::Owned(v) => v.len(),
-            Storage::Mapped { len, .. } => *len,
+            Storage::Mapped(range) => range.len(),
         }
     }
 
@@ -190,7 +173,7 @@ impl Block {
     pub fn charge(&self) -> usize {
         let owned = match &self.data {
             Storage::Owned(v) => v.capacity(),
-            Storage::Mapped { .. } => 0,
+            Storage::Mapped(_) => 0,
         };
         owned + std::mem::size_of::<Self>()
     }
