@@ -17,6 +17,8 @@
 #                  second (strata and the Rust engines)
 #        SCALE     divide every --num, --reads and --writes by this (default 1; 1000 for a
 #                  seconds-long check of the script itself)
+#        WARMUP    1 (default): write and delete a 4 GiB file in /tmp before the first workload
+#                  (see below); 0 skips it
 #        PASSES    1 (default) or 2: run every read benchmark twice in one process, as the
 #                  peers' suite did; the table's `readrandom#2` row is then the figure to quote
 # Each workload's section in OUT is the command, the raw per-round lines in a text block, and
@@ -175,6 +177,15 @@ run() {
     "$(free -g | awk '/^Mem:/ {print $2 " GiB"}'); kernel $(uname -r);" \
     "$(dpkg-query -W -f='${Package} ${Version}; ' rocksdb-tools libleveldb1d libwiredtiger0 liblmdb0 2>/dev/null)"
 } >>"$out"
+# A freshly booted VM hands out memory it has not touched yet slowly: in run D of BENCHMARKS.md
+# the first round ran every engine 25-50% slower, and a 400 MB file took 1.04 s to write the
+# first time after boot and 0.09 s after. Writing and deleting a 4 GiB file first puts every
+# engine's first round on memory the kernel has already used (set WARMUP=0 to skip it).
+if [ "${WARMUP:-1}" = 1 ]; then
+  warm=$(mktemp -p /tmp bench-vs-peers-warmup.XXXXXX)
+  dd if=/dev/zero of="$warm" bs=1M count=$(n 4096) status=none
+  rm -f "$warm"
+fi
 for w in "${workloads[@]}"; do run "$w"; done
 echo "results appended to $out" >&2
 exit "$failed"
