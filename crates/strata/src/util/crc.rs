@@ -3,14 +3,20 @@
 
 const MASK_DELTA: u32 = 0xa282_ead8;
 
+use crc_fast::{CrcAlgorithm, Digest};
+
 /// CRC32C of `data`.
+#[inline]
 pub fn crc32c(data: &[u8]) -> u32 {
-    crc32c::crc32c(data)
+    crc_fast::crc32_iscsi(data)
 }
 
-/// Extends a running CRC32C with more data.
+/// Extends a running CRC32C with more data: `extend(crc32c(a), b) == crc32c(a ++ b)`.
 pub fn extend(crc: u32, data: &[u8]) -> u32 {
-    crc32c::crc32c_append(crc, data)
+    // A finished CRC32C is its register xor 0xffffffff; the digest continues from the register.
+    let mut digest = Digest::new_with_init_state(CrcAlgorithm::Crc32Iscsi, u64::from(!crc));
+    digest.update(data);
+    digest.finalize() as u32
 }
 
 /// Masks a CRC for storage.
@@ -26,6 +32,24 @@ pub fn unmask(masked: u32) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn matches_the_standard_check_value() {
+        assert_eq!(crc32c(b"123456789"), 0xe306_9283);
+        assert_eq!(crc32c(b""), 0);
+    }
+
+    proptest! {
+        #[test]
+        fn matches_the_reference_implementation(
+            a in proptest::collection::vec(any::<u8>(), 0..3000),
+            b in proptest::collection::vec(any::<u8>(), 0..300),
+        ) {
+            prop_assert_eq!(crc32c(&a), crc32c::crc32c(&a));
+            prop_assert_eq!(extend(crc32c(&a), &b), crc32c::crc32c_append(crc32c::crc32c(&a), &b));
+        }
+    }
 
     #[test]
     fn mask_round_trips_and_changes_value() {
