@@ -1,9 +1,9 @@
 //! CRC32C checksums, masked the way LevelDB masks them so a checksum stored inside checksummed
 //! data does not checksum to a fixed point.
 
-const MASK_DELTA: u32 = 0xa282_ead8;
-
 use crc_fast::{CrcAlgorithm, Digest};
+
+const MASK_DELTA: u32 = 0xa282_ead8;
 
 /// CRC32C of `data`.
 #[inline]

@@ -1,4 +1,5 @@
-//! Small shared helpers: integer coding, checksums, compression and the verified-record map. Nothing here knows about files or keys.
+//! Small shared helpers: integer coding, checksums, compression, prefetch hints and the
+//! verified-record map. Nothing here knows about files or keys.
 
 pub mod coding;
 pub mod compress;
