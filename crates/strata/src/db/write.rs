@@ -318,7 +318,11 @@ impl DbInner {
                 return Err(e);
             }
         };
-        let old_mem = std::mem::replace(&mut leader.mem, Arc::new(MemTable::new()));
+        // Sized for as many keys as the full one held: workloads are steady, and a growing
+        // index would pause the writer to rehash.
+        let expected_keys = leader.mem.distinct_keys();
+        let old_mem =
+            std::mem::replace(&mut leader.mem, Arc::new(MemTable::with_expected_keys(expected_keys)));
         leader.wal = LogWriter::new(file).preallocating(WAL_PREALLOCATION_BYTES);
         leader.wal_number = number;
         leader.wal_dir_synced = false;

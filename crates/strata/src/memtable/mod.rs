@@ -1,5 +1,6 @@
 //! The memtable: the in-memory, sorted home of recent writes until they are flushed to an SST.
-//! It owns entry storage (an arena-backed concurrent skiplist), point-lookup walking and an
+//! It owns entry storage (an arena-backed concurrent skiplist with a hash index from each user
+//! key to its newest version), point-lookup walking and an
 //! [`InternalIterator`] over its entries, plus counters the DB uses to decide when to flush. It
 //! must not decide visibility (snapshots, tombstones, merges are resolved by the caller), must
 //! not synchronize writers (the DB's write-group leader is the only writer), and never removes
@@ -23,6 +24,8 @@
 //! in the arena, which drops with the `MemTable`; iterators hold an `Arc` to keep it alive.
 
 mod arena;
+mod hash_index;
+mod huge_pages;
 mod skiplist;
 
 use std::fmt;
@@ -47,8 +50,14 @@ pub struct MemTable {
 impl MemTable {
     /// An empty memtable.
     pub fn new() -> MemTable {
+        MemTable::with_expected_keys(0)
+    }
+
+    /// An empty memtable sized for `keys` distinct user keys (typically the count of the
+    /// memtable it replaces), so its hash index need not grow while the writer waits.
+    pub fn with_expected_keys(keys: usize) -> MemTable {
         MemTable {
-            list: SkipList::new(),
+            list: SkipList::with_expected_keys(keys),
             entries: AtomicU64::new(0),
             deletes: AtomicU64::new(0),
             first_seq: AtomicU64::new(0),
@@ -81,9 +90,11 @@ impl MemTable {
 
     /// Calls `f(internal_key, value)` for the first entry whose internal key is `>= lookup` and
     /// each following entry in order, until `f` returns false or the entries run out. `lookup`
-    /// is an internal key, typically `key::seek_key(user_key, snapshot_seq)`. Allocation-free.
+    /// is an internal key, typically `key::seek_key(user_key, snapshot_seq)`. When no entry has
+    /// `lookup`'s user key, `f` may not be called at all: callers stop at another user key
+    /// anyway. Allocation-free; a key whose newest version is visible costs no search.
     pub fn get(&self, lookup: &[u8], f: &mut dyn FnMut(&[u8], &[u8]) -> bool) {
-        let mut node = self.list.seek(lookup);
+        let mut node = self.list.seek_versions(lookup);
         while let Some(n) = node {
             let (k, v) = self.list.entry(n);
             if !f(k, v) {
@@ -101,6 +112,11 @@ impl MemTable {
     /// Bytes of entry storage used so far, including node links and arena padding.
     pub fn approximate_memory_usage(&self) -> usize {
         self.list.memory_usage()
+    }
+
+    /// Number of distinct user keys added.
+    pub fn distinct_keys(&self) -> usize {
+        self.list.distinct_keys()
     }
 
     /// Number of entries added.

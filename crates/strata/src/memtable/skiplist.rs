@@ -7,12 +7,20 @@
 //! Node layout (one arena allocation, 8-byte aligned, for a node of height `h`):
 //!
 //! ```text
-//! [next[h-1]] ... [next[1]] [next[0]] [varint klen][internal key][varint vlen][value]
+//! [next[h-1]] ... [next[1]] [next[0]] [varint klen][internal key][varint vlen][value] [pad] [prev]
 //!                           ^ a `Node` points here
 //! ```
 //!
 //! The pointers sit *before* the node's address so that `next[0]`, the key length and the start
-//! of the key share a cache line: a search step touches one line per node, not two.
+//! of the key share a cache line: a search step touches one line per node, not two. `prev`
+//! (8-byte aligned after the entry) is the node before this one on level 0; only the writer
+//! reads it.
+//!
+//! A [`HashIndex`] maps each user key to the node of its newest version. A point read of a key
+//! starts there instead of searching, and a key's next version (a higher sequence number, the
+//! usual case) is linked in right before that node as a height-1 node: `prev` names its level-0
+//! predecessor, so the update needs no search at all. Keys keep the random height of their first
+//! version, so searches stay logarithmic in the number of keys.
 //!
 //! A value longer than [`INLINE_VALUE_MAX`] is not stored in the node: `[value]` is then the
 //! 8-byte address of the value's bytes in a second arena. Nodes, which every search walks, stay
@@ -32,7 +40,9 @@ use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
 use parking_lot::Mutex;
 
 use super::arena::Arena;
+use super::hash_index::{HashIndex, Probe};
 use crate::key;
+use crate::sst::bloom::hash64;
 use crate::util::prefetch::prefetch_read;
 
 /// Tallest node. With branching 1/4, 12 levels index ~4^12 = 16M entries well.
@@ -68,6 +78,8 @@ pub(super) struct SkipList {
     /// Height of the tallest node so far. Relaxed: a reader seeing a stale (smaller) value just
     /// starts lower, and one seeing a new value before the head's link just moves down a level.
     max_height: AtomicUsize,
+    /// User key -> node of its newest version.
+    index: HashIndex,
     /// Writer-only state. The lock is uncontended when callers honour the single-writer
     /// requirement; it exists so that breaking the requirement is slow rather than unsound.
     writer: Mutex<Writer>,
@@ -77,25 +89,36 @@ pub(super) struct SkipList {
 struct Writer {
     /// For the last inserted key, the last node before it on each level (the new node itself on
     /// the levels it spans; `head` above the list's height). Lets in-order inserts skip the
-    /// search entirely.
+    /// search entirely. Stale after an update linked through the index.
     splice: [Node; MAX_HEIGHT],
+    splice_valid: bool,
     /// xorshift64 state for node heights.
     rng: u64,
 }
 
 impl SkipList {
-    /// An empty list.
-    pub(super) fn new() -> SkipList {
+    /// An empty list whose index holds `expected_keys` user keys without growing.
+    pub(super) fn with_expected_keys(expected_keys: usize) -> SkipList {
         let (arena, values) = (Arena::new(), Arena::new());
         // SAFETY: the arenas are local to this call, so no other `allocate` can run.
-        let head = unsafe { build_node(&arena, &values, MAX_HEIGHT, &[], &[]) };
+        let head = unsafe { build_node(&arena, MAX_HEIGHT, &[], &[], None) };
         SkipList {
             arena,
             values,
             head,
             max_height: AtomicUsize::new(1),
-            writer: Mutex::new(Writer { splice: [head; MAX_HEIGHT], rng: 0x2545_f491_4f6c_dd1d }),
+            index: HashIndex::with_capacity(expected_keys),
+            writer: Mutex::new(Writer {
+                splice: [head; MAX_HEIGHT],
+                splice_valid: true,
+                rng: 0x2545_f491_4f6c_dd1d,
+            }),
         }
+    }
+
+    /// Distinct user keys in the list.
+    pub(super) fn distinct_keys(&self) -> usize {
+        self.index.len()
     }
 
     /// Inserts the entry `(user_key ++ trailer, value)`.
@@ -105,19 +128,41 @@ impl SkipList {
     /// REQUIRES: no entry with an equal internal key is already in the list.
     pub(super) fn insert(&self, user_key: &[u8], trailer: u64, value: &[u8]) {
         let mut w = self.writer.lock();
+        let hash = hash64(user_key);
+        // Copying a long value gives the index slot's cache miss time to resolve.
+        self.index.prefetch(hash);
+        // SAFETY: holding `writer` makes this the only `allocate` call on `values`.
+        let long = unsafe { store_long_value(&self.values, value) };
+        let newest = match self.index.find(hash, |n| self.has_user_key(Node(n), user_key)) {
+            Probe::Found(n) => Some(Node(n)),
+            Probe::Absent | Probe::Unknown => None,
+        };
+        if let Some(newest) = newest {
+            // A higher trailer sorts first: the new entry becomes the key's newest version.
+            if trailer > key::trailer(self.key(newest)) {
+                let node = self.insert_before(&mut w, newest, user_key, trailer, value, long);
+                self.set_newest(hash, user_key, node);
+                return;
+            }
+        }
         let height = w.random_height();
         // SAFETY: holding `writer` makes this the only `allocate` call on either arena.
-        let node = unsafe {
-            build_node(&self.arena, &self.values, height, &[user_key, &trailer.to_le_bytes()], value)
-        };
+        let node =
+            unsafe { build_node(&self.arena, height, &[user_key, &trailer.to_le_bytes()], value, long) };
         let key = self.key(node);
-        if !self.splice_brackets(w.splice[0], key) {
+        if !(w.splice_valid && self.splice_brackets(w.splice[0], key)) {
             self.find_splice(key, &mut w.splice);
+            w.splice_valid = true;
         }
         debug_assert!(self.next(w.splice[0], 0).is_none_or(|n| self.key(n) != key), "duplicate key");
         if height > self.max_height.load(Ordering::Relaxed) {
             // The splice holds `head` on levels above the old height, so linking just works.
             self.max_height.store(height, Ordering::Relaxed);
+        }
+        let succ = self.next(w.splice[0], 0);
+        self.prev_slot(node).store(w.splice[0].0.as_ptr(), Ordering::Relaxed);
+        if let Some(succ) = succ {
+            self.prev_slot(succ).store(node.0.as_ptr(), Ordering::Relaxed);
         }
         for level in 0..height {
             let prev = w.splice[level];
@@ -127,6 +172,62 @@ impl SkipList {
             self.slot(prev, level).store(node.0.as_ptr(), Ordering::Release);
             w.splice[level] = node;
         }
+        if newest.is_none() {
+            self.set_newest(hash, user_key, node);
+        }
+    }
+
+    /// Links a new height-1 node for `(user_key ++ trailer, value)` right before `newest`, the
+    /// key's newest version so far (so the new entry sorts just before it); returns the node.
+    fn insert_before(
+        &self,
+        w: &mut Writer,
+        newest: Node,
+        user_key: &[u8],
+        trailer: u64,
+        value: &[u8],
+        long: Option<NonNull<u8>>,
+    ) -> Node {
+        // SAFETY: holding `writer` (the caller's `w`) makes this the only `allocate` call.
+        let node = unsafe { build_node(&self.arena, 1, &[user_key, &trailer.to_le_bytes()], value, long) };
+        let prev = self.prev(newest);
+        debug_assert_eq!(self.next(prev, 0), Some(newest), "prev links out of step");
+        self.prev_slot(node).store(prev.0.as_ptr(), Ordering::Relaxed);
+        self.prev_slot(newest).store(node.0.as_ptr(), Ordering::Relaxed);
+        // Relaxed: `node` is unreachable until the Release store below publishes it.
+        self.slot(node, 0).store(newest.0.as_ptr(), Ordering::Relaxed);
+        self.slot(prev, 0).store(node.0.as_ptr(), Ordering::Release);
+        // The splice describes the last key the search path inserted, and `prev` may be in it.
+        w.splice_valid = false;
+        node
+    }
+
+    /// Points the index entry of `user_key` (hashing to `hash`) at `node`, already linked.
+    fn set_newest(&self, hash: u64, user_key: &[u8], node: Node) {
+        self.index.set(
+            hash,
+            node.0,
+            |n| self.has_user_key(Node(n), user_key),
+            |n| hash64(key::user_key(self.key(Node(n)))),
+        );
+    }
+
+    /// The first node whose key is `>= lookup` if it has `lookup`'s user key; otherwise `None`
+    /// or the first node of a later key. Uses the index: no search when the newest version
+    /// of the key is visible at `lookup`'s sequence number, or when the key is absent.
+    pub(super) fn seek_versions(&self, lookup: &[u8]) -> Option<Node> {
+        let user_key = key::user_key(lookup);
+        match self.index.find(hash64(user_key), |n| self.has_user_key(Node(n), user_key)) {
+            Probe::Absent => None,
+            Probe::Found(n) if key::compare(self.key(Node(n)), lookup) != CmpOrdering::Less => Some(Node(n)),
+            Probe::Found(_) | Probe::Unknown => self.seek(lookup),
+        }
+    }
+
+    /// True when `node`'s internal key has the user key `user_key`.
+    #[inline]
+    fn has_user_key(&self, node: Node, user_key: &[u8]) -> bool {
+        key::user_key(self.key(node)) == user_key
     }
 
     /// True when `key` belongs right after the last inserted key: then the whole splice is
@@ -253,9 +354,9 @@ impl SkipList {
         }
     }
 
-    /// Bytes the list's arenas have handed out.
+    /// Bytes the list's arenas have handed out, plus its index.
     pub(super) fn memory_usage(&self) -> usize {
-        self.arena.memory_usage() + self.values.memory_usage()
+        self.arena.memory_usage() + self.values.memory_usage() + self.index.memory_usage()
     }
 
     /// True when `node`'s key sorts strictly before `key`.
@@ -270,6 +371,26 @@ impl SkipList {
     pub(super) fn prefetch(&self, node: Node, level: usize) {
         if let Some(n) = self.next(node, level) {
             prefetch_read(n.0.as_ptr().cast_const());
+        }
+    }
+
+    /// The node before `node` on level 0 (`head` for the first). Writer only.
+    fn prev(&self, node: Node) -> Node {
+        let p = self.prev_slot(node).load(Ordering::Relaxed);
+        NonNull::new(p).map_or(self.head, Node)
+    }
+
+    /// The node's `prev` slot: the first 8-byte aligned address after its entry.
+    fn prev_slot(&self, node: Node) -> &AtomicPtr<u8> {
+        // SAFETY: `node` belongs to this list (module invariant), so its entry is laid out by
+        // `build_node` (two complete varints, the key, the value or its address), followed by
+        // an aligned, initialized pointer slot inside the same allocation that lives as long
+        // as `&self`. Only the writer touches the slot, and atomically.
+        unsafe {
+            let (klen, p) = read_varint(node.0.as_ptr().add(POINTER));
+            let (vlen, p) = read_varint(p.add(klen));
+            let end = p.add(if vlen > INLINE_VALUE_MAX { POINTER } else { vlen });
+            &*end.add(end.addr().wrapping_neg() % POINTER).cast::<AtomicPtr<u8>>()
         }
     }
 
@@ -305,34 +426,54 @@ impl Writer {
     }
 }
 
-/// Allocates a node of `height` with null links and the entry whose internal key is the
-/// concatenation of `key_parts` (the head sentinel passes none); a value longer than
-/// [`INLINE_VALUE_MAX`] goes to `values` and the node keeps its address.
+/// Copies a value longer than [`INLINE_VALUE_MAX`] into `values` and returns its address, for
+/// [`build_node`]; `None` for a value that lives inside its node.
 ///
 /// # Safety
-/// No other `allocate` may run on `arena` or `values` concurrently (the caller is the single
-/// writer).
+/// No other `allocate` may run on `values` concurrently (the caller is the single writer).
+unsafe fn store_long_value(values: &Arena, value: &[u8]) -> Option<NonNull<u8>> {
+    (value.len() > INLINE_VALUE_MAX).then(|| {
+        // SAFETY: the caller guarantees exclusive allocation; the fresh allocation holds
+        // `value.len()` bytes and nobody else can see it yet.
+        unsafe {
+            let bytes = values.allocate(value.len());
+            put(bytes.as_ptr(), value);
+            bytes
+        }
+    })
+}
+
+/// Allocates a node of `height` with null links (`prev` included) and the entry whose internal
+/// key is the concatenation of `key_parts` (the head sentinel passes none). A value longer than
+/// [`INLINE_VALUE_MAX`] is not copied: `long` is its address from [`store_long_value`], and the
+/// node keeps that.
+///
+/// # Safety
+/// No other `allocate` may run on `arena` concurrently (the caller is the single writer), and
+/// `long` is `store_long_value(_, value)` of this list's value arena.
 unsafe fn build_node(
     arena: &Arena,
-    values: &Arena,
     height: usize,
     key_parts: &[&[u8]],
     value: &[u8],
+    long: Option<NonNull<u8>>,
 ) -> Node {
     let klen: usize = key_parts.iter().map(|p| p.len()).sum();
     let (kvar, kn) = encode_varint(klen);
     let (vvar, vn) = encode_varint(value.len());
-    let out_of_line = value.len() > INLINE_VALUE_MAX;
-    let stored = if out_of_line { POINTER } else { value.len() };
-    let size = height * POINTER + kn + klen + vn + stored;
+    debug_assert_eq!(long.is_some(), value.len() > INLINE_VALUE_MAX);
+    let stored = if long.is_some() { POINTER } else { value.len() };
+    let prev_at = (height * POINTER + kn + klen + vn + stored).next_multiple_of(POINTER);
+    let size = prev_at + POINTER;
     // SAFETY: the caller guarantees exclusive allocation.
     let base = unsafe { arena.allocate(size) }.as_ptr();
     // SAFETY: `base..base + size` is a fresh allocation nobody else can see yet, 8-byte aligned,
     // and the writes below stay inside it: `height` pointers, then exactly the entry bytes
-    // counted in `size` (`stored` of them for the value or its address). A long value is copied
-    // into its own fresh allocation of `value.len()` bytes from `values`, and its address is
-    // written as a pointer (unaligned: it follows the varints), which keeps its provenance.
+    // (`stored` of them for the value or its address), then the aligned `prev` pointer at
+    // `prev_at`. A long value's address (of `value.len()` bytes in the value arena) is written
+    // as a pointer (unaligned: it follows the varints), which keeps its provenance.
     unsafe {
+        base.add(prev_at).cast::<*mut u8>().write(ptr::null_mut());
         for i in 0..height {
             base.cast::<*mut u8>().add(i).write(ptr::null_mut());
         }
@@ -342,10 +483,8 @@ unsafe fn build_node(
             p = put(p, part);
         }
         p = put(p, &vvar[..vn]);
-        if out_of_line {
-            let bytes = values.allocate(value.len()).as_ptr();
-            put(bytes, value);
-            p.cast::<*const u8>().write_unaligned(bytes.cast_const());
+        if let Some(bytes) = long {
+            p.cast::<*const u8>().write_unaligned(bytes.as_ptr().cast_const());
         } else {
             put(p, value);
         }
@@ -420,7 +559,7 @@ mod tests {
     #[test]
     fn in_order_reverse_and_shuffled_inserts_all_come_out_sorted() {
         for order in ["asc", "desc", "shuffled"] {
-            let list = SkipList::new();
+            let list = SkipList::with_expected_keys(0);
             let mut ids: Vec<u32> = (0..2000).collect();
             match order {
                 "desc" => ids.reverse(),
@@ -441,7 +580,7 @@ mod tests {
 
     #[test]
     fn long_values_live_outside_the_nodes_and_read_back_intact() {
-        let list = SkipList::new();
+        let list = SkipList::with_expected_keys(0);
         let sizes = [0usize, 1, INLINE_VALUE_MAX - 1, INLINE_VALUE_MAX, INLINE_VALUE_MAX + 1, 800, 300_000];
         for (i, &n) in sizes.iter().enumerate() {
             let value: Vec<u8> = (0..n).map(|b| (b * 31 + i) as u8).collect();
@@ -461,9 +600,69 @@ mod tests {
         assert!(list.arena.memory_usage() < 2048, "nodes hold only addresses of long values");
     }
 
+    /// Checks the level-0 order, the `prev` links and the index against the list itself.
+    fn check_structure(list: &SkipList) {
+        let mut prev = list.head;
+        let mut newest = std::collections::BTreeMap::new();
+        while let Some(node) = list.successor(prev) {
+            assert_eq!(list.prev(node), prev, "prev link");
+            if prev != list.head {
+                assert_eq!(key::compare(list.key(prev), list.key(node)), CmpOrdering::Less, "order");
+            }
+            newest.entry(key::user_key(list.key(node)).to_vec()).or_insert(node);
+            prev = node;
+        }
+        assert_eq!(list.distinct_keys(), newest.len());
+        for (user_key, node) in newest {
+            let found = list.index.find(hash64(&user_key), |n| list.has_user_key(Node(n), &user_key));
+            assert_eq!(found, Probe::Found(node.0), "index names the newest version");
+        }
+    }
+
+    #[test]
+    fn updates_through_the_index_keep_order_links_and_index_exact() {
+        let list = SkipList::with_expected_keys(0);
+        let mut rng = 0x9e37_79b9_7f4a_7c15u64;
+        let mut model = std::collections::BTreeSet::new();
+        for seq in 1..=20_000u64 {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            let user_key = format!("key{:05}", rng % 3000).into_bytes();
+            // Mostly rising sequence numbers (the index path); every 16th goes back in time,
+            // which must take the search path and leave the index alone.
+            let seq = if seq % 16 == 0 { seq / 4 * 3 } else { seq * 2 };
+            let trailer = pack_trailer(seq, 1);
+            let ikey = [user_key.as_slice(), &trailer.to_le_bytes()].concat();
+            if model.insert(ikey) {
+                list.insert(&user_key, trailer, &seq.to_le_bytes());
+            }
+        }
+        check_structure(&list);
+        let want: Vec<Vec<u8>> = model.iter().cloned().collect();
+        let mut sorted_by_compare = want.clone();
+        sorted_by_compare.sort_by(|a, b| key::compare(a, b));
+        assert_eq!(keys(&list), sorted_by_compare);
+        // A point seek through the index lands where a search does, at every snapshot.
+        for ikey in want.iter().step_by(7) {
+            let user_key = key::user_key(ikey);
+            for seq in [0, 1, 5_000, 20_000, 50_000] {
+                let lookup = key::seek_key(user_key, seq);
+                let searched = list.seek(&lookup).filter(|&n| list.has_user_key(n, user_key));
+                let via_index = list.seek_versions(&lookup).filter(|&n| list.has_user_key(n, user_key));
+                assert_eq!(via_index, searched, "seq {seq}");
+            }
+        }
+        assert_eq!(list.seek_versions(&key::seek_key(b"absent", 9)), None);
+    }
+
     #[test]
     fn heights_follow_a_quarter_branching() {
-        let mut w = Writer { splice: [Node(NonNull::dangling()); MAX_HEIGHT], rng: 0x2545_f491_4f6c_dd1d };
+        let mut w = Writer {
+            splice: [Node(NonNull::dangling()); MAX_HEIGHT],
+            splice_valid: false,
+            rng: 0x2545_f491_4f6c_dd1d,
+        };
         let mut counts = [0usize; MAX_HEIGHT + 1];
         for _ in 0..100_000 {
             counts[w.random_height()] += 1;
