@@ -25,8 +25,8 @@
 
 mod arena;
 mod hash_index;
-mod huge_pages;
 mod skiplist;
+mod zeroed;
 
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};

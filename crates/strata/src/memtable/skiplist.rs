@@ -40,7 +40,7 @@ use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
 use parking_lot::Mutex;
 
 use super::arena::Arena;
-use super::hash_index::{HashIndex, Probe};
+use super::hash_index::{HashIndex, Nodes, Probe};
 use crate::key;
 use crate::sst::bloom::hash64;
 use crate::util::prefetch::prefetch_read;
@@ -133,7 +133,7 @@ impl SkipList {
         self.index.prefetch(hash);
         // SAFETY: holding `writer` makes this the only `allocate` call on `values`.
         let long = unsafe { store_long_value(&self.values, value) };
-        let newest = match self.index.find(hash, |n| self.has_user_key(Node(n), user_key)) {
+        let newest = match self.index.find(self, hash, user_key) {
             Probe::Found(n) => Some(Node(n)),
             Probe::Absent | Probe::Unknown => None,
         };
@@ -204,12 +204,7 @@ impl SkipList {
 
     /// Points the index entry of `user_key` (hashing to `hash`) at `node`, already linked.
     fn set_newest(&self, hash: u64, user_key: &[u8], node: Node) {
-        self.index.set(
-            hash,
-            node.0,
-            |n| self.has_user_key(Node(n), user_key),
-            |n| hash64(key::user_key(self.key(Node(n)))),
-        );
+        self.index.set(self, hash, user_key, node.0);
     }
 
     /// The first node whose key is `>= lookup` if it has `lookup`'s user key; otherwise `None`
@@ -217,7 +212,7 @@ impl SkipList {
     /// of the key is visible at `lookup`'s sequence number, or when the key is absent.
     pub(super) fn seek_versions(&self, lookup: &[u8]) -> Option<Node> {
         let user_key = key::user_key(lookup);
-        match self.index.find(hash64(user_key), |n| self.has_user_key(Node(n), user_key)) {
+        match self.index.find(self, hash64(user_key), user_key) {
             Probe::Absent => None,
             Probe::Found(n) if key::compare(self.key(Node(n)), lookup) != CmpOrdering::Less => Some(Node(n)),
             Probe::Found(_) | Probe::Unknown => self.seek(lookup),
@@ -225,7 +220,7 @@ impl SkipList {
     }
 
     /// True when `node`'s internal key has the user key `user_key`.
-    #[inline]
+    #[cfg(test)]
     fn has_user_key(&self, node: Node, user_key: &[u8]) -> bool {
         key::user_key(self.key(node)) == user_key
     }
@@ -409,6 +404,16 @@ impl SkipList {
         // the slot lies inside its arena allocation, is 8-byte aligned (arena alignment,
         // pointer-sized steps), was initialized by `build_node`, and lives as long as `&self`.
         unsafe { &*node.0.as_ptr().cast::<AtomicPtr<u8>>().sub(level) }
+    }
+}
+
+impl Nodes for SkipList {
+    fn user_key(&self, node: NonNull<u8>) -> &[u8] {
+        key::user_key(self.key(Node(node)))
+    }
+
+    fn hash(&self, key: &[u8]) -> u64 {
+        hash64(key)
     }
 }
 
@@ -614,7 +619,7 @@ mod tests {
         }
         assert_eq!(list.distinct_keys(), newest.len());
         for (user_key, node) in newest {
-            let found = list.index.find(hash64(&user_key), |n| list.has_user_key(Node(n), &user_key));
+            let found = list.index.find(list, hash64(&user_key), &user_key);
             assert_eq!(found, Probe::Found(node.0), "index names the newest version");
         }
     }
