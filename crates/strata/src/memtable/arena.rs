@@ -19,6 +19,10 @@ const DEDICATED_THRESHOLD: usize = CHUNK_SIZE / 4;
 /// Every allocation is aligned to this, which is what atomic pointers need.
 pub(super) const ALIGN: usize = 8;
 
+/// Chunks start on a cache line, so an arena that only hands out multiples of 64 bytes hands
+/// out cache-line-aligned pieces (the key tree's nodes).
+const CHUNK_ALIGN: usize = 64;
+
 /// The bump arena. Readers may hold pointers into it from any thread; only one thread at a time
 /// may allocate.
 pub(super) struct Arena {
@@ -104,7 +108,7 @@ impl Bump {
     /// Allocates and records a chunk of `size` bytes (non-zero, multiple of `ALIGN`).
     #[cold]
     fn new_chunk(&mut self, size: usize) -> NonNull<u8> {
-        let layout = Layout::from_size_align(size, ALIGN).expect("arena chunk layout");
+        let layout = Layout::from_size_align(size, CHUNK_ALIGN).expect("arena chunk layout");
         // SAFETY: `layout` has non-zero size.
         let raw = unsafe { alloc::alloc(layout) };
         let Some(chunk) = NonNull::new(raw) else { alloc::handle_alloc_error(layout) };

@@ -25,6 +25,7 @@
 
 mod arena;
 mod hash_index;
+mod key_tree;
 mod skiplist;
 mod zeroed;
 
@@ -205,7 +206,7 @@ impl InternalIterator for MemTableIterator {
         // A scan (flush above all: snappy on every value) spends long enough on each entry for
         // the node after next to arrive meanwhile; nodes sit in insertion order, not key order.
         if let Some(n) = self.node {
-            self.list().prefetch(n, 0);
+            self.list().prefetch_successor(n);
         }
     }
 

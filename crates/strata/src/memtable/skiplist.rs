@@ -1,59 +1,61 @@
-//! The memtable's ordered index: a skiplist whose nodes live in an [`Arena`] and hold their entry
-//! inline, in the style of LevelDB's `db/skiplist.h`. One writer at a time, any number of
-//! lock-free readers. It owns the node layout, the entry encoding and the publication protocol;
-//! it must not know about sequence-number visibility or tombstones (that is the memtable's and
-//! the read path's business), and nodes are never removed.
+//! The memtable's ordered list: entries in key order on one linked list whose nodes live in an
+//! [`Arena`] and hold their entry inline (LevelDB's `db/skiplist.h` without the upper levels),
+//! plus two indexes over it. One writer at a time, any number of lock-free readers. It owns the
+//! node layout, the entry encoding and the publication protocol; it must not know about
+//! sequence-number visibility or tombstones (that is the memtable's and the read path's
+//! business), and nodes are never removed.
 //!
-//! Node layout (one arena allocation, 8-byte aligned, for a node of height `h`):
+//! Node layout (one arena allocation, 8-byte aligned):
 //!
 //! ```text
-//! [next[h-1]] ... [next[1]] [next[0]] [varint klen][internal key][varint vlen][value] [pad] [prev]
-//!                           ^ a `Node` points here
+//! [next] [varint klen][internal key][varint vlen][value] [pad] [prev]
+//! ^ a `Node` points here
 //! ```
 //!
-//! The pointers sit *before* the node's address so that `next[0]`, the key length and the start
-//! of the key share a cache line: a search step touches one line per node, not two. `prev`
-//! (8-byte aligned after the entry) is the node before this one on level 0; only the writer
-//! reads it.
+//! `next`, the key length and the start of the key share a cache line. `prev` (8-byte aligned
+//! after the entry) is the node before this one; only the writer reads it.
 //!
-//! A [`HashIndex`] maps each user key to the node of its newest version. A point read of a key
-//! starts there instead of searching, and a key's next version (a higher sequence number, the
-//! usual case) is linked in right before that node as a height-1 node: `prev` names its level-0
-//! predecessor, so the update needs no search at all. Keys keep the random height of their first
-//! version, so searches stay logarithmic in the number of keys.
+//! Two indexes find nodes without walking the list:
+//! - A [`KeyTree`] (a B+-tree with one slot per user key) stands in for a skiplist's upper
+//!   levels: a search asks it for a node of the largest user key below the target and walks
+//!   the list from there, usually one or two steps. Its inner nodes stay in the CPU caches and
+//!   its leaves compare 8-byte key prefixes, so a random search of a million keys costs a few
+//!   cache misses where a skiplist's costs a dozen.
+//! - A [`HashIndex`] maps each user key to the node of its newest version. A point read of a
+//!   key starts there instead of searching, and a key's next version (a higher sequence number,
+//!   the usual case) is linked in right before that node: `prev` names its predecessor, so the
+//!   update needs no search at all and leaves the tree alone.
 //!
 //! A value longer than [`INLINE_VALUE_MAX`] is not stored in the node: `[value]` is then the
-//! 8-byte address of the value's bytes in a second arena. Nodes, which every search walks, stay
-//! packed together (80k nodes of 800-byte values fit in ~5 MiB instead of ~70 MiB), so a random
-//! insert's search misses the CPU caches and the TLB far less; only the reader of a value pays
-//! the one extra hop.
+//! 8-byte address of the value's bytes in a second arena. Nodes stay packed together (80k
+//! nodes of 800-byte values fit in ~4 MiB instead of ~70 MiB), so the nodes a search touches
+//! miss the CPU caches and the TLB far less; only the reader of a value pays the one extra hop.
 //!
-//! Concurrency: a node is fully written (entry and its own `next` pointers) before a `Release`
-//! store links it in; readers load links with `Acquire`, so they never see a half-built node.
-//! Entries are immutable once linked, and nodes are freed only when the arena drops.
+//! Concurrency: a node is fully written (entry and its `next`) before a `Release` store links
+//! it in, and it is linked before either index names it; readers load links with `Acquire`, so
+//! they never see a half-built node. Entries are immutable once linked, and nodes are freed
+//! only when the arena drops.
 
 use std::cmp::Ordering as CmpOrdering;
 use std::ptr::{self, NonNull};
 use std::slice;
-use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicPtr, Ordering};
 
 use parking_lot::Mutex;
 
 use super::arena::Arena;
 use super::hash_index::{HashIndex, Nodes, Probe};
+use super::key_tree::{KeyTree, TreeWriter};
 use crate::key;
 use crate::sst::bloom::hash64;
 use crate::util::prefetch::prefetch_read;
-
-/// Tallest node. With branching 1/4, 12 levels index ~4^12 = 16M entries well.
-pub(super) const MAX_HEIGHT: usize = 12;
 
 const POINTER: usize = size_of::<AtomicPtr<u8>>();
 
 /// Values up to this many bytes live inside their node; longer ones in the value arena.
 pub(super) const INLINE_VALUE_MAX: usize = 64;
 
-/// Address of a node of one particular [`SkipList`], pointing at its `next[0]` slot.
+/// Address of a node of one particular [`SkipList`], pointing at its `next` slot.
 ///
 /// Invariant (module-internal): a `Node` is only obtained from, and only passed back to, the
 /// list whose arena holds it; every accessor below relies on that.
@@ -67,17 +69,16 @@ unsafe impl Send for Node {}
 // SAFETY: see the `Send` impl above.
 unsafe impl Sync for Node {}
 
-/// A concurrent skiplist of `(internal key, value)` entries ordered by [`key::compare`].
+/// A concurrent ordered list of `(internal key, value)` entries by [`key::compare`], indexed.
 pub(super) struct SkipList {
     /// Nodes: links, key and short values.
     arena: Arena,
     /// The bytes of values longer than [`INLINE_VALUE_MAX`].
     values: Arena,
-    /// Sentinel of height `MAX_HEIGHT` with an empty entry; its key is never compared.
+    /// Sentinel before the first node, with an empty entry; its key is never compared.
     head: Node,
-    /// Height of the tallest node so far. Relaxed: a reader seeing a stale (smaller) value just
-    /// starts lower, and one seeing a new value before the head's link just moves down a level.
-    max_height: AtomicUsize,
+    /// User key -> a node of one of its versions, in key order.
+    tree: KeyTree,
     /// User key -> node of its newest version.
     index: HashIndex,
     /// Writer-only state. The lock is uncontended when callers honour the single-writer
@@ -87,13 +88,7 @@ pub(super) struct SkipList {
 
 /// State only the writer touches.
 struct Writer {
-    /// For the last inserted key, the last node before it on each level (the new node itself on
-    /// the levels it spans; `head` above the list's height). Lets in-order inserts skip the
-    /// search entirely. Stale after an update linked through the index.
-    splice: [Node; MAX_HEIGHT],
-    splice_valid: bool,
-    /// xorshift64 state for node heights.
-    rng: u64,
+    tree: TreeWriter,
 }
 
 impl SkipList {
@@ -101,18 +96,15 @@ impl SkipList {
     pub(super) fn with_expected_keys(expected_keys: usize) -> SkipList {
         let (arena, values) = (Arena::new(), Arena::new());
         // SAFETY: the arenas are local to this call, so no other `allocate` can run.
-        let head = unsafe { build_node(&arena, MAX_HEIGHT, &[], &[], None) };
+        let head = unsafe { build_node(&arena, &[], &[], None) };
+        let (tree, tree_writer) = KeyTree::new();
         SkipList {
             arena,
             values,
             head,
-            max_height: AtomicUsize::new(1),
+            tree,
             index: HashIndex::with_capacity(expected_keys),
-            writer: Mutex::new(Writer {
-                splice: [head; MAX_HEIGHT],
-                splice_valid: true,
-                rng: 0x2545_f491_4f6c_dd1d,
-            }),
+            writer: Mutex::new(Writer { tree: tree_writer }),
         }
     }
 
@@ -140,48 +132,44 @@ impl SkipList {
         if let Some(newest) = newest {
             // A higher trailer sorts first: the new entry becomes the key's newest version.
             if trailer > key::trailer(self.key(newest)) {
-                let node = self.insert_before(&mut w, newest, user_key, trailer, value, long);
+                let node = self.insert_before(newest, user_key, trailer, value, long);
                 self.set_newest(hash, user_key, node);
                 return;
             }
         }
-        let height = w.random_height();
         // SAFETY: holding `writer` makes this the only `allocate` call on either arena.
-        let node =
-            unsafe { build_node(&self.arena, height, &[user_key, &trailer.to_le_bytes()], value, long) };
+        let node = unsafe { build_node(&self.arena, &[user_key, &trailer.to_le_bytes()], value, long) };
         let key = self.key(node);
-        if !(w.splice_valid && self.splice_brackets(w.splice[0], key)) {
-            self.find_splice(key, &mut w.splice);
-            w.splice_valid = true;
+        let mut prev = self.tree.locate(&mut w.tree, self, user_key).map_or(self.head, Node);
+        // The tree names a node of a smaller user key; this key's newer versions, and that
+        // key's versions after the named one, lie between it and the new node's place.
+        let mut succ = self.next(prev);
+        while let Some(n) = succ.filter(|&n| self.is_before(n, key)) {
+            prev = n;
+            succ = self.next(n);
         }
-        debug_assert!(self.next(w.splice[0], 0).is_none_or(|n| self.key(n) != key), "duplicate key");
-        if height > self.max_height.load(Ordering::Relaxed) {
-            // The splice holds `head` on levels above the old height, so linking just works.
-            self.max_height.store(height, Ordering::Relaxed);
-        }
-        let succ = self.next(w.splice[0], 0);
-        self.prev_slot(node).store(w.splice[0].0.as_ptr(), Ordering::Relaxed);
+        debug_assert!(succ.is_none_or(|n| self.key(n) != key), "duplicate key");
+        let known = (prev != self.head && self.has_user_key(prev, user_key))
+            || succ.is_some_and(|n| self.has_user_key(n, user_key));
+        self.prev_slot(node).store(prev.0.as_ptr(), Ordering::Relaxed);
         if let Some(succ) = succ {
             self.prev_slot(succ).store(node.0.as_ptr(), Ordering::Relaxed);
         }
-        for level in 0..height {
-            let prev = w.splice[level];
-            let succ = self.next(prev, level).map_or(ptr::null_mut(), |n| n.0.as_ptr());
-            // Relaxed: `node` is unreachable until the Release store below publishes it.
-            self.slot(node, level).store(succ, Ordering::Relaxed);
-            self.slot(prev, level).store(node.0.as_ptr(), Ordering::Release);
-            w.splice[level] = node;
+        // Relaxed: `node` is unreachable until the Release store below publishes it.
+        self.link(node).store(succ.map_or(ptr::null_mut(), |n| n.0.as_ptr()), Ordering::Relaxed);
+        self.link(prev).store(node.0.as_ptr(), Ordering::Release);
+        if !known {
+            self.tree.insert(&mut w.tree, user_key, node.0);
         }
         if newest.is_none() {
             self.set_newest(hash, user_key, node);
         }
     }
 
-    /// Links a new height-1 node for `(user_key ++ trailer, value)` right before `newest`, the
-    /// key's newest version so far (so the new entry sorts just before it); returns the node.
+    /// Links a new node for `(user_key ++ trailer, value)` right before `newest`, the key's
+    /// newest version so far (so the new entry sorts just before it); returns the node.
     fn insert_before(
         &self,
-        w: &mut Writer,
         newest: Node,
         user_key: &[u8],
         trailer: u64,
@@ -189,16 +177,14 @@ impl SkipList {
         long: Option<NonNull<u8>>,
     ) -> Node {
         // SAFETY: holding `writer` (the caller's `w`) makes this the only `allocate` call.
-        let node = unsafe { build_node(&self.arena, 1, &[user_key, &trailer.to_le_bytes()], value, long) };
+        let node = unsafe { build_node(&self.arena, &[user_key, &trailer.to_le_bytes()], value, long) };
         let prev = self.prev(newest);
-        debug_assert_eq!(self.next(prev, 0), Some(newest), "prev links out of step");
+        debug_assert_eq!(self.next(prev), Some(newest), "prev links out of step");
         self.prev_slot(node).store(prev.0.as_ptr(), Ordering::Relaxed);
         self.prev_slot(newest).store(node.0.as_ptr(), Ordering::Relaxed);
         // Relaxed: `node` is unreachable until the Release store below publishes it.
-        self.slot(node, 0).store(newest.0.as_ptr(), Ordering::Relaxed);
-        self.slot(prev, 0).store(node.0.as_ptr(), Ordering::Release);
-        // The splice describes the last key the search path inserted, and `prev` may be in it.
-        w.splice_valid = false;
+        self.link(node).store(newest.0.as_ptr(), Ordering::Relaxed);
+        self.link(prev).store(node.0.as_ptr(), Ordering::Release);
         node
     }
 
@@ -220,60 +206,23 @@ impl SkipList {
     }
 
     /// True when `node`'s internal key has the user key `user_key`.
-    #[cfg(test)]
     fn has_user_key(&self, node: Node, user_key: &[u8]) -> bool {
-        key::user_key(self.key(node)) == user_key
+        key::same_user_key(key::user_key(self.key(node)), user_key)
     }
 
-    /// True when `key` belongs right after the last inserted key: then the whole splice is
-    /// valid (higher levels bracket a wider range) and no search is needed.
-    fn splice_brackets(&self, prev: Node, key: &[u8]) -> bool {
-        (prev == self.head || key::compare(self.key(prev), key) == CmpOrdering::Less)
-            && self.next(prev, 0).is_none_or(|n| key::compare(key, self.key(n)) == CmpOrdering::Less)
-    }
-
-    /// Fills `splice[level]` with the last node before `key` on every level of the list.
-    fn find_splice(&self, key: &[u8], splice: &mut [Node; MAX_HEIGHT]) {
-        let mut x = self.head;
-        let mut level = self.max_height.load(Ordering::Relaxed) - 1;
-        let mut known_bigger = None;
-        loop {
-            let next = self.next(x, level);
-            if level > 0 {
-                self.prefetch(x, level - 1);
-            }
-            match next {
-                Some(n) if next != known_bigger && self.is_before(n, key) => x = n,
-                _ => {
-                    splice[level] = x;
-                    if level == 0 {
-                        return;
-                    }
-                    known_bigger = next;
-                    level -= 1;
-                }
-            }
-        }
+    /// The node the tree names for the largest user key below `user_key` (or the largest of
+    /// all for `None`), else `head`: a search for any key of `user_key` may start there.
+    fn start_before(&self, user_key: Option<&[u8]>) -> Node {
+        self.tree.floor_before(self, user_key).map_or(self.head, Node)
     }
 
     /// The first node whose key is `>= target`.
     pub(super) fn seek(&self, target: &[u8]) -> Option<Node> {
-        let mut x = self.head;
-        let mut level = self.max_height.load(Ordering::Relaxed) - 1;
-        // A node already found `>= target` one level up needs no second comparison.
-        let mut known_bigger = None;
+        let mut x = self.start_before(Some(key::user_key(target)));
         loop {
-            let next = self.next(x, level);
-            if level > 0 {
-                self.prefetch(x, level - 1);
-            }
-            match next {
-                Some(n) if next != known_bigger && self.is_before(n, target) => x = n,
-                _ if level == 0 => return next,
-                _ => {
-                    known_bigger = next;
-                    level -= 1;
-                }
+            match self.next(x) {
+                Some(n) if self.is_before(n, target) => x = n,
+                next => return next,
             }
         }
     }
@@ -281,42 +230,33 @@ impl SkipList {
     /// The last node whose key is `< target`, or `<= target` when `inclusive`.
     pub(super) fn seek_before(&self, target: &[u8], inclusive: bool) -> Option<Node> {
         let limit = if inclusive { CmpOrdering::Greater } else { CmpOrdering::Equal };
-        let mut x = self.head;
-        let mut level = self.max_height.load(Ordering::Relaxed) - 1;
+        let mut x = self.start_before(Some(key::user_key(target)));
         loop {
-            if level > 0 {
-                self.prefetch(x, level - 1);
-            }
-            match self.next(x, level) {
+            match self.next(x) {
                 Some(n) if key::compare(self.key(n), target) < limit => x = n,
-                _ if level == 0 => return (x != self.head).then_some(x),
-                _ => level -= 1,
+                _ => return (x != self.head).then_some(x),
             }
         }
     }
 
     /// The first node, if any.
     pub(super) fn first(&self) -> Option<Node> {
-        self.next(self.head, 0)
+        self.next(self.head)
     }
 
     /// The last node, if any.
     pub(super) fn last(&self) -> Option<Node> {
-        let mut x = self.head;
-        let mut level = self.max_height.load(Ordering::Relaxed) - 1;
-        loop {
-            match self.next(x, level) {
-                Some(n) => x = n,
-                None if level == 0 => return (x != self.head).then_some(x),
-                None => level -= 1,
-            }
+        let mut x = self.start_before(None);
+        while let Some(n) = self.next(x) {
+            x = n;
         }
+        (x != self.head).then_some(x)
     }
 
-    /// The node after `node` on level 0.
+    /// The node after `node`.
     #[inline]
     pub(super) fn successor(&self, node: Node) -> Option<Node> {
-        self.next(node, 0)
+        self.next(node)
     }
 
     /// The node's internal key.
@@ -351,7 +291,10 @@ impl SkipList {
 
     /// Bytes the list's arenas have handed out, plus its index.
     pub(super) fn memory_usage(&self) -> usize {
-        self.arena.memory_usage() + self.values.memory_usage() + self.index.memory_usage()
+        self.arena.memory_usage()
+            + self.values.memory_usage()
+            + self.index.memory_usage()
+            + self.tree.memory_usage()
     }
 
     /// True when `node`'s key sorts strictly before `key`.
@@ -360,16 +303,15 @@ impl SkipList {
         key::compare(self.key(node), key) == CmpOrdering::Less
     }
 
-    /// Starts loading the key of `node`'s successor on `level`, so a search that steps down
-    /// finds it in flight instead of stalling on a fresh miss.
+    /// Starts loading the key of `node`'s successor, for a scan that will step there.
     #[inline]
-    pub(super) fn prefetch(&self, node: Node, level: usize) {
-        if let Some(n) = self.next(node, level) {
+    pub(super) fn prefetch_successor(&self, node: Node) {
+        if let Some(n) = self.next(node) {
             prefetch_read(n.0.as_ptr().cast_const());
         }
     }
 
-    /// The node before `node` on level 0 (`head` for the first). Writer only.
+    /// The node before `node` (`head` for the first). Writer only.
     fn prev(&self, node: Node) -> Node {
         let p = self.prev_slot(node).load(Ordering::Relaxed);
         NonNull::new(p).map_or(self.head, Node)
@@ -389,21 +331,19 @@ impl SkipList {
         }
     }
 
-    /// The node's successor on `level`.
+    /// The node's successor.
     #[inline]
-    fn next(&self, node: Node, level: usize) -> Option<Node> {
-        NonNull::new(self.slot(node, level).load(Ordering::Acquire)).map(Node)
+    fn next(&self, node: Node) -> Option<Node> {
+        NonNull::new(self.link(node).load(Ordering::Acquire)).map(Node)
     }
 
-    /// The node's `next[level]` slot. Callers only use levels below the node's height: they
-    /// reached the node on that level or higher, or they are linking a node they just built.
+    /// The node's `next` slot.
     #[inline]
-    fn slot(&self, node: Node, level: usize) -> &AtomicPtr<u8> {
-        debug_assert!(level < MAX_HEIGHT);
-        // SAFETY: `node` belongs to this list (module invariant) and has height > `level`, so
-        // the slot lies inside its arena allocation, is 8-byte aligned (arena alignment,
-        // pointer-sized steps), was initialized by `build_node`, and lives as long as `&self`.
-        unsafe { &*node.0.as_ptr().cast::<AtomicPtr<u8>>().sub(level) }
+    fn link(&self, node: Node) -> &AtomicPtr<u8> {
+        // SAFETY: `node` belongs to this list (module invariant), so it points at the 8-byte
+        // aligned `next` slot `build_node` initialized, inside an arena allocation that lives
+        // as long as `&self`.
+        unsafe { &*node.0.as_ptr().cast::<AtomicPtr<u8>>() }
     }
 }
 
@@ -414,20 +354,6 @@ impl Nodes for SkipList {
 
     fn hash(&self, key: &[u8]) -> u64 {
         hash64(key)
-    }
-}
-
-impl Writer {
-    /// A height in `1..=MAX_HEIGHT`, each extra level with probability 1/4.
-    fn random_height(&mut self) -> usize {
-        let mut x = self.rng;
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        self.rng = x;
-        // Two more trailing zero bits are a 1-in-4 event; the sentinel bit caps the height.
-        let zeros = (x | 1 << (2 * (MAX_HEIGHT - 1))).trailing_zeros() as usize;
-        1 + zeros / 2
     }
 }
 
@@ -448,42 +374,32 @@ unsafe fn store_long_value(values: &Arena, value: &[u8]) -> Option<NonNull<u8>> 
     })
 }
 
-/// Allocates a node of `height` with null links (`prev` included) and the entry whose internal
-/// key is the concatenation of `key_parts` (the head sentinel passes none). A value longer than
+/// Allocates a node with null links (`prev` included) and the entry whose internal key is the concatenation of `key_parts` (the head sentinel passes none). A value longer than
 /// [`INLINE_VALUE_MAX`] is not copied: `long` is its address from [`store_long_value`], and the
 /// node keeps that.
 ///
 /// # Safety
 /// No other `allocate` may run on `arena` concurrently (the caller is the single writer), and
 /// `long` is `store_long_value(_, value)` of this list's value arena.
-unsafe fn build_node(
-    arena: &Arena,
-    height: usize,
-    key_parts: &[&[u8]],
-    value: &[u8],
-    long: Option<NonNull<u8>>,
-) -> Node {
+unsafe fn build_node(arena: &Arena, key_parts: &[&[u8]], value: &[u8], long: Option<NonNull<u8>>) -> Node {
     let klen: usize = key_parts.iter().map(|p| p.len()).sum();
     let (kvar, kn) = encode_varint(klen);
     let (vvar, vn) = encode_varint(value.len());
     debug_assert_eq!(long.is_some(), value.len() > INLINE_VALUE_MAX);
     let stored = if long.is_some() { POINTER } else { value.len() };
-    let prev_at = (height * POINTER + kn + klen + vn + stored).next_multiple_of(POINTER);
+    let prev_at = (POINTER + kn + klen + vn + stored).next_multiple_of(POINTER);
     let size = prev_at + POINTER;
     // SAFETY: the caller guarantees exclusive allocation.
     let base = unsafe { arena.allocate(size) }.as_ptr();
     // SAFETY: `base..base + size` is a fresh allocation nobody else can see yet, 8-byte aligned,
-    // and the writes below stay inside it: `height` pointers, then exactly the entry bytes
+    // and the writes below stay inside it: the `next` pointer, then exactly the entry bytes
     // (`stored` of them for the value or its address), then the aligned `prev` pointer at
     // `prev_at`. A long value's address (of `value.len()` bytes in the value arena) is written
     // as a pointer (unaligned: it follows the varints), which keeps its provenance.
     unsafe {
         base.add(prev_at).cast::<*mut u8>().write(ptr::null_mut());
-        for i in 0..height {
-            base.cast::<*mut u8>().add(i).write(ptr::null_mut());
-        }
-        let node = base.add((height - 1) * POINTER);
-        let mut p = put(node.add(POINTER), &kvar[..kn]);
+        base.cast::<*mut u8>().write(ptr::null_mut());
+        let mut p = put(base.add(POINTER), &kvar[..kn]);
         for part in key_parts {
             p = put(p, part);
         }
@@ -493,7 +409,7 @@ unsafe fn build_node(
         } else {
             put(p, value);
         }
-        Node(NonNull::new_unchecked(node))
+        Node(NonNull::new_unchecked(base))
     }
 }
 
@@ -659,22 +575,6 @@ mod tests {
             }
         }
         assert_eq!(list.seek_versions(&key::seek_key(b"absent", 9)), None);
-    }
-
-    #[test]
-    fn heights_follow_a_quarter_branching() {
-        let mut w = Writer {
-            splice: [Node(NonNull::dangling()); MAX_HEIGHT],
-            splice_valid: false,
-            rng: 0x2545_f491_4f6c_dd1d,
-        };
-        let mut counts = [0usize; MAX_HEIGHT + 1];
-        for _ in 0..100_000 {
-            counts[w.random_height()] += 1;
-        }
-        assert_eq!(counts[0], 0);
-        assert!((73_000..77_000).contains(&counts[1]), "{counts:?}");
-        assert!((17_000..20_500).contains(&counts[2]), "{counts:?}");
     }
 
     #[test]
