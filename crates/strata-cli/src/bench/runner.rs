@@ -289,7 +289,7 @@ pub fn header_text(f: &Flags, path: &Path) -> String {
          Read rate: 0 ops/second\n\
          Compression: {}\n\
          Compression sampling rate: 0\n\
-         Memtablerep: SkipListFactory\n\
+         Memtablerep: key tree over an entry list, with a hash index\n\
          Perf Level: 1\n",
         f.key_size,
         f.value_size,

@@ -122,7 +122,7 @@ impl Drop for Bump {
         for &(chunk, layout) in &self.chunks {
             // SAFETY: each chunk came from `alloc::alloc` with exactly this layout and is freed
             // once. Nobody can still read it: the arena is being dropped, and its users
-            // (skiplist readers, iterators) borrow or co-own it.
+            // (list readers, iterators) borrow or co-own it.
             unsafe { alloc::dealloc(chunk.as_ptr(), layout) };
         }
     }

@@ -1,6 +1,6 @@
-//! The memtable's point index: an open-addressing hash table from a user key to the skiplist
+//! The memtable's point index: an open-addressing hash table from a user key to the list
 //! node of its newest version, so that a point read, and an update of a key already in the
-//! memtable, skip the skiplist search (on a 1M-key memtable that search is ~20 cache misses).
+//! memtable, skip the search for its place in the list.
 //! It owns the slot layout, probing and growth. It must not know the node layout (callers
 //! implement [`Nodes`]) and never removes a key. One writer at a time, any number of lock-free
 //! readers.

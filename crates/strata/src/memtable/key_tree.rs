@@ -280,6 +280,13 @@ impl KeyTree {
         }
     }
 
+    /// Writer only: whether `key` sorts right after the last key inserted and before the next
+    /// key in the tree, so that it is certainly not in the tree (sequential loads). Cheap: the
+    /// lines it compares against are the ones the last insert touched.
+    pub(super) fn is_next_in_order(&self, w: &TreeWriter, nodes: &impl Nodes, key: &[u8]) -> bool {
+        w.hint && self.follows_last_insert(&w.path, nodes, prefix_of(key), key)
+    }
+
     /// Whether `key` sorts right after the key the last insert put at `path.pos - 1`, inside
     /// that leaf's range.
     fn follows_last_insert(&self, path: &Path, nodes: &impl Nodes, prefix: u64, key: &[u8]) -> bool {

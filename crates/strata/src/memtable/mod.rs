@@ -1,32 +1,33 @@
 //! The memtable: the in-memory, sorted home of recent writes until they are flushed to an SST.
-//! It owns entry storage (an arena-backed concurrent skiplist with a hash index from each user
-//! key to its newest version), point-lookup walking and an
+//! It owns entry storage (an arena-backed ordered list of entries, indexed by a B+-tree of
+//! user keys and by a hash table from each user key to its newest version; see `list`),
+//! point-lookup walking and an
 //! [`InternalIterator`] over its entries, plus counters the DB uses to decide when to flush. It
 //! must not decide visibility (snapshots, tombstones, merges are resolved by the caller), must
 //! not synchronize writers (the DB's write-group leader is the only writer), and never removes
 //! or rewrites an entry.
 //!
-//! Entry encoding, stored in each skiplist node right after its level-0 link:
+//! Entry encoding, stored in each list node right after its link to the next node:
 //!
 //! ```text
 //! varint(ikey_len) | ikey = user_key ++ trailer (8 bytes LE, (seq << 8) | kind) | varint(value_len) | value
 //! ```
 //!
 //! where a value longer than 64 bytes is replaced by the address of its bytes in a separate
-//! value arena, so that the nodes a search walks stay close together (see `skiplist`).
+//! value arena, so that the nodes a search walks stay close together (see `list`).
 //!
 //! Varints are LEB128 (as in `util::coding`). Entries order by [`key::compare`]: user key
 //! ascending, then sequence number descending, so the newest version of a key comes first.
 //!
 //! Thread safety: `MemTable` is `Send + Sync` because all shared state is either atomic or
-//! inside the skiplist, whose nodes are fully written before a Release store publishes them and
+//! inside the entry list, whose nodes are fully written before a Release store publishes them and
 //! are immutable afterwards; readers never take a lock. Readers' borrowed keys and values live
 //! in the arena, which drops with the `MemTable`; iterators hold an `Arc` to keep it alive.
 
 mod arena;
 mod hash_index;
 mod key_tree;
-mod skiplist;
+mod list;
 mod zeroed;
 
 use std::fmt;
@@ -35,13 +36,13 @@ use std::sync::Arc;
 
 use crate::iter::InternalIterator;
 use crate::key::{self, SeqNo, ValueKind};
-use skiplist::{Node, SkipList};
+use list::{EntryList, Node};
 
 /// An in-memory sorted table of internal entries. See the module docs. Aligned so the `Arc`
 /// reference count every reader's iterator changes has a cache line of its own.
 #[repr(align(128))]
 pub struct MemTable {
-    list: SkipList,
+    list: EntryList,
     entries: AtomicU64,
     deletes: AtomicU64,
     first_seq: AtomicU64,
@@ -58,7 +59,7 @@ impl MemTable {
     /// memtable it replaces), so its hash index need not grow while the writer waits.
     pub fn with_expected_keys(keys: usize) -> MemTable {
         MemTable {
-            list: SkipList::with_expected_keys(keys),
+            list: EntryList::with_expected_keys(keys),
             entries: AtomicU64::new(0),
             deletes: AtomicU64::new(0),
             first_seq: AtomicU64::new(0),
@@ -166,7 +167,7 @@ impl fmt::Debug for MemTable {
 
 /// An [`InternalIterator`] over a [`MemTable`]. It sees entries added before each positioning
 /// call and possibly some added concurrently; what it sees is always sorted. `prev` costs a
-/// search (O(log n)) because nodes have no back links.
+/// search (O(log n)) because readers may not follow the writer's back links.
 pub struct MemTableIterator {
     mem: Arc<MemTable>,
     /// Current node of `mem.list`, or `None` when not valid.
@@ -174,7 +175,7 @@ pub struct MemTableIterator {
 }
 
 impl MemTableIterator {
-    fn list(&self) -> &SkipList {
+    fn list(&self) -> &EntryList {
         &self.mem.list
     }
 }

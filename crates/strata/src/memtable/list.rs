@@ -55,7 +55,7 @@ const POINTER: usize = size_of::<AtomicPtr<u8>>();
 /// Values up to this many bytes live inside their node; longer ones in the value arena.
 pub(super) const INLINE_VALUE_MAX: usize = 64;
 
-/// Address of a node of one particular [`SkipList`], pointing at its `next` slot.
+/// Address of a node of one particular [`EntryList`], pointing at its `next` slot.
 ///
 /// Invariant (module-internal): a `Node` is only obtained from, and only passed back to, the
 /// list whose arena holds it; every accessor below relies on that.
@@ -63,14 +63,14 @@ pub(super) const INLINE_VALUE_MAX: usize = 64;
 pub(super) struct Node(NonNull<u8>);
 
 // SAFETY: a `Node` is an address and nothing else; reading through it always goes through
-// `&SkipList`, whose lifetime (or an `Arc` owning it) keeps the memory alive, and the memory is
+// `&EntryList`, whose lifetime (or an `Arc` owning it) keeps the memory alive, and the memory is
 // published with Release/Acquire. Moving or sharing the address itself is harmless.
 unsafe impl Send for Node {}
 // SAFETY: see the `Send` impl above.
 unsafe impl Sync for Node {}
 
 /// A concurrent ordered list of `(internal key, value)` entries by [`key::compare`], indexed.
-pub(super) struct SkipList {
+pub(super) struct EntryList {
     /// Nodes: links, key and short values.
     arena: Arena,
     /// The bytes of values longer than [`INLINE_VALUE_MAX`].
@@ -91,14 +91,14 @@ struct Writer {
     tree: TreeWriter,
 }
 
-impl SkipList {
+impl EntryList {
     /// An empty list whose index holds `expected_keys` user keys without growing.
-    pub(super) fn with_expected_keys(expected_keys: usize) -> SkipList {
+    pub(super) fn with_expected_keys(expected_keys: usize) -> EntryList {
         let (arena, values) = (Arena::new(), Arena::new());
         // SAFETY: the arenas are local to this call, so no other `allocate` can run.
         let head = unsafe { build_node(&arena, &[], &[], None) };
         let (tree, tree_writer) = KeyTree::new();
-        SkipList {
+        EntryList {
             arena,
             values,
             head,
@@ -125,9 +125,15 @@ impl SkipList {
         self.index.prefetch(hash);
         // SAFETY: holding `writer` makes this the only `allocate` call on `values`.
         let long = unsafe { store_long_value(&self.values, value) };
-        let newest = match self.index.find(self, hash, user_key) {
-            Probe::Found(n) => Some(Node(n)),
-            Probe::Absent | Probe::Unknown => None,
+        // A key right after the last one inserted is new to the list: skip the probe's cache
+        // miss (6% of a sequential load's samples). Every user key in the list is in the tree.
+        let newest = if self.tree.is_next_in_order(&w.tree, self, user_key) {
+            None
+        } else {
+            match self.index.find(self, hash, user_key) {
+                Probe::Found(n) => Some(Node(n)),
+                Probe::Absent | Probe::Unknown => None,
+            }
         };
         if let Some(newest) = newest {
             // A higher trailer sorts first: the new entry becomes the key's newest version.
@@ -347,7 +353,7 @@ impl SkipList {
     }
 }
 
-impl Nodes for SkipList {
+impl Nodes for EntryList {
     fn user_key(&self, node: NonNull<u8>) -> &[u8] {
         key::user_key(self.key(Node(node)))
     }
@@ -467,7 +473,7 @@ mod tests {
     use super::*;
     use crate::key::{make_internal_key, pack_trailer, ValueKind};
 
-    fn keys(list: &SkipList) -> Vec<Vec<u8>> {
+    fn keys(list: &EntryList) -> Vec<Vec<u8>> {
         let mut out = Vec::new();
         let mut n = list.first();
         while let Some(node) = n {
@@ -480,7 +486,7 @@ mod tests {
     #[test]
     fn in_order_reverse_and_shuffled_inserts_all_come_out_sorted() {
         for order in ["asc", "desc", "shuffled"] {
-            let list = SkipList::with_expected_keys(0);
+            let list = EntryList::with_expected_keys(0);
             let mut ids: Vec<u32> = (0..2000).collect();
             match order {
                 "desc" => ids.reverse(),
@@ -501,7 +507,7 @@ mod tests {
 
     #[test]
     fn long_values_live_outside_the_nodes_and_read_back_intact() {
-        let list = SkipList::with_expected_keys(0);
+        let list = EntryList::with_expected_keys(0);
         let sizes = [0usize, 1, INLINE_VALUE_MAX - 1, INLINE_VALUE_MAX, INLINE_VALUE_MAX + 1, 800, 300_000];
         for (i, &n) in sizes.iter().enumerate() {
             let value: Vec<u8> = (0..n).map(|b| (b * 31 + i) as u8).collect();
@@ -522,7 +528,7 @@ mod tests {
     }
 
     /// Checks the level-0 order, the `prev` links and the index against the list itself.
-    fn check_structure(list: &SkipList) {
+    fn check_structure(list: &EntryList) {
         let mut prev = list.head;
         let mut newest = std::collections::BTreeMap::new();
         while let Some(node) = list.successor(prev) {
@@ -542,7 +548,7 @@ mod tests {
 
     #[test]
     fn updates_through_the_index_keep_order_links_and_index_exact() {
-        let list = SkipList::with_expected_keys(0);
+        let list = EntryList::with_expected_keys(0);
         let mut rng = 0x9e37_79b9_7f4a_7c15u64;
         let mut model = std::collections::BTreeSet::new();
         for seq in 1..=20_000u64 {
