@@ -137,6 +137,8 @@ struct State {
     written: u64,
     /// Bytes that may still be written before ENOSPC; `None` = unlimited.
     space_left: Option<u64>,
+    /// How long every file sync takes before it succeeds or fails.
+    sync_latency: std::time::Duration,
 }
 
 /// A fault-injecting wrapper around another filesystem. Clones share rules and counters.
@@ -195,6 +197,20 @@ impl FaultFs {
     /// Allows `bytes` more bytes to be written, then returns ENOSPC; `None` lifts the limit.
     pub fn set_space_limit(&self, bytes: Option<u64>) {
         self.lock().space_left = bytes;
+    }
+    /// Makes every file sync sleep this long first, as a disk's fdatasync takes time, so that
+    /// tests can make writers pile up into groups behind a sync; an injected sync failure then
+    /// also comes after the wait. Directory syncs stay instant. Kept by `clear`.
+    pub fn set_sync_latency(&self, latency: std::time::Duration) {
+        self.lock().sync_latency = latency;
+    }
+    /// Sleeps for the sync latency, then applies the sync rules.
+    fn gate_sync(&self, path: &Path) -> Result<()> {
+        let latency = self.lock().sync_latency;
+        if !latency.is_zero() {
+            std::thread::sleep(latency);
+        }
+        self.gate(Op::Sync, &[path])
     }
     /// Removes every rule and the space limit (counters and the log are kept).
     pub fn clear(&self) {
@@ -297,7 +313,7 @@ impl WritableFile for FaultWritable {
         }
     }
     fn sync_data(&mut self) -> Result<()> {
-        self.fs.gate(Op::Sync, &[&self.path])?;
+        self.fs.gate_sync(&self.path)?;
         self.inner.sync_data()
     }
     fn len(&self) -> u64 {

@@ -289,6 +289,134 @@ fn failed_wal_write_fails_the_write_and_later_writes_get_background_errors() {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Concurrent synced writers: group commit under a slow fdatasync
+
+const WRITERS: usize = 4;
+
+fn writer_key(t: usize, i: usize) -> Vec<u8> {
+    format!("w{t}-{i:05}").into_bytes()
+}
+
+fn writer_value(t: usize, i: usize) -> Vec<u8> {
+    // Some values go to blob files (min_blob_size 200), so flushes write both kinds of file.
+    value(t * 100_000 + i, 0, if i.is_multiple_of(3) { 300 } else { 20 })
+}
+
+/// Each writer's keys present in `db`: they must be a prefix of what it wrote (recovery keeps a
+/// prefix in sequence order, and one writer's writes are in sequence order), with the right
+/// values, and at least `acked[t]` long. Returns the prefix lengths.
+fn check_writer_prefixes(db: &Db, acked: &[usize], ctx: &str) -> Vec<usize> {
+    let state = dump(db).unwrap_or_else(|e| panic!("{ctx}: scan failed: {e}"));
+    (0..WRITERS)
+        .map(|t| {
+            let mine: Vec<_> =
+                state.iter().filter(|(k, _)| k.starts_with(format!("w{t}-").as_bytes())).collect();
+            for (i, (k, v)) in mine.iter().enumerate() {
+                assert_eq!(**k, writer_key(t, i), "{ctx}: writer {t}'s keys are not a prefix");
+                assert_eq!(**v, writer_value(t, i), "{ctx}: writer {t} key {i}");
+            }
+            assert!(
+                mine.len() >= acked[t],
+                "{ctx}: writer {t} had {} acknowledged, {} survived",
+                acked[t],
+                mine.len()
+            );
+            mine.len()
+        })
+        .collect()
+}
+
+/// Writers ack synced writes while a snapshot of the durable image is taken: every write acked
+/// before the snapshot is in it, across memtable switches, flushes and compactions.
+#[test]
+fn concurrent_synced_writers_keep_every_acknowledged_write_through_power_loss() {
+    watch_background_panics();
+    for round in 0..3u64 {
+        let mem = MemFs::new();
+        // A disk-like sync time, so that writers pile up into groups behind each sync.
+        let slow = FaultFs::new(Arc::new(mem.clone()));
+        slow.set_sync_latency(std::time::Duration::from_micros(200));
+        let db = open(Arc::new(slow), "open");
+        let acked: Vec<std::sync::atomic::AtomicUsize> = (0..WRITERS).map(|_| Default::default()).collect();
+        let stop = std::sync::atomic::AtomicBool::new(false);
+        let (image, seen) = std::thread::scope(|scope| {
+            for t in 0..WRITERS {
+                let (db, acked, stop) = (&db, &acked, &stop);
+                scope.spawn(move || {
+                    let mut i = 0;
+                    while !stop.load(Relaxed) {
+                        db.put(&SYNC, &writer_key(t, i), &writer_value(t, i)).unwrap();
+                        i += 1;
+                        acked[t].store(i, Relaxed);
+                    }
+                });
+            }
+            std::thread::sleep(std::time::Duration::from_millis(30 + 40 * round));
+            let seen: Vec<usize> = acked.iter().map(|a| a.load(Relaxed)).collect();
+            let image = mem.crash_clone(CrashMode::DropUnsynced);
+            stop.store(true, Relaxed);
+            (image, seen)
+        });
+        assert!(seen.iter().all(|&n| n > 0), "every writer got writes in: {seen:?}");
+        let all: Vec<usize> = acked.iter().map(|a| a.load(Relaxed)).collect();
+        check_writer_prefixes(&db, &all, "live, after the writers stopped");
+        drop(db);
+        let db = open(Arc::new(image), "power loss among concurrent synced writers");
+        check_writer_prefixes(&db, &seen, &format!("round {round}: power loss among synced writers"));
+    }
+    assert_no_engine_panics();
+}
+
+/// A WAL sync fails while writers are queued behind it: the failed group and every write after
+/// it fail, nothing is published past the failed group, reads never show a failed write, and
+/// what was acknowledged survives a reboot.
+#[test]
+fn a_failed_sync_among_concurrent_writers_fails_every_group_behind_it() {
+    watch_background_panics();
+    let mem = MemFs::new();
+    let fault = FaultFs::new(Arc::new(mem.clone()));
+    fault.set_sync_latency(std::time::Duration::from_micros(200));
+    let db = open(Arc::new(fault.clone()), "open");
+    let acked: Vec<std::sync::atomic::AtomicUsize> = (0..WRITERS).map(|_| Default::default()).collect();
+    std::thread::scope(|scope| {
+        for t in 0..WRITERS {
+            let (db, acked) = (&db, &acked);
+            scope.spawn(move || {
+                for i in 0.. {
+                    if db.put(&SYNC, &writer_key(t, i), &writer_value(t, i)).is_err() {
+                        // Once one write fails, every later one does.
+                        assert!(db.put(&SYNC, &writer_key(t, i), &writer_value(t, i)).is_err());
+                        return;
+                    }
+                    acked[t].store(i + 1, Relaxed);
+                }
+            });
+        }
+        std::thread::sleep(std::time::Duration::from_millis(40));
+        // One failed sync: the writes behind it must fail although their own syncs would not
+        // (the failed sync may have dropped pages before their records).
+        fault.add_rule(Rule::new(Op::Sync).on_path(".log").when(When::Nth(1)));
+    });
+    assert_eq!(fault.injected().len(), 1);
+    assert_read_only(&db, "after a failed sync among concurrent writers");
+    let acked: Vec<usize> = acked.iter().map(|a| a.load(Relaxed)).collect();
+    // Every put is one sequence number and nothing after the failed group was published.
+    assert_eq!(
+        db.latest_sequence(),
+        acked.iter().sum::<usize>() as u64,
+        "a group behind the failed one was published"
+    );
+    // Reads show exactly the acknowledged writes: a failed group's entries are never published.
+    let live = check_writer_prefixes(&db, &acked, "reads after the failed sync");
+    assert_eq!(live, acked, "reads show a write that was not acknowledged");
+    assert!(db.close().is_err(), "close must report the background error");
+    fault.clear();
+    let db = open(Arc::new(fault.clone()), "reboot after a failed sync among concurrent writers");
+    check_writer_prefixes(&db, &acked, "reboot after a failed sync among concurrent writers");
+    assert_no_engine_panics();
+}
+
+// ---------------------------------------------------------------------------------------------
 // Flush and compaction errors
 
 #[derive(Debug, Clone, Copy, PartialEq)]
