@@ -416,6 +416,24 @@ fn a_failed_sync_among_concurrent_writers_fails_every_group_behind_it() {
     assert_no_engine_panics();
 }
 
+/// Open opens every live table and blob file up front, so reads afterwards open none (the
+/// first reads after open were the slowest operations of a run when each opened a file).
+#[test]
+fn reads_after_open_find_every_live_file_already_open() {
+    let mem = MemFs::new();
+    // No compaction after the reopen: its new files would be opened by the reads, rightly.
+    let db = Db::open(dir(), manual_compaction_options(Arc::new(mem.clone()))).unwrap();
+    let (mut h, mut rng) = (History::new(), Rng::new(11));
+    write_batches(&db, &mut h, &mut rng, 300, &NO_SYNC);
+    db.close().unwrap();
+    let fault = FaultFs::new(Arc::new(mem));
+    let db = Db::open(dir(), manual_compaction_options(Arc::new(fault.clone()))).unwrap();
+    assert!(table_and_blob_files(&fault).len() >= 4, "the load made several files");
+    let opened = fault.count(Op::Open);
+    check_exact(&db, &h.state_after(300), "reads after reopen");
+    assert_eq!(fault.count(Op::Open), opened, "a read opened a file");
+}
+
 // ---------------------------------------------------------------------------------------------
 // Flush and compaction errors
 

@@ -98,6 +98,16 @@ impl TableCache {
         Self { dir, fs, tables: OpenFiles::new(cap), blobs: OpenFiles::new(cap / 2), block_cache }
     }
 
+    /// How many table readers stay open.
+    pub fn table_capacity(&self) -> usize {
+        self.tables.capacity
+    }
+
+    /// How many blob readers stay open.
+    pub fn blob_capacity(&self) -> usize {
+        self.blobs.capacity
+    }
+
     /// The open reader for SST `number`.
     pub fn table(&self, number: u64) -> Result<Arc<Table>> {
         if let Some(t) = self.tables.get(number) {
