@@ -107,6 +107,15 @@ impl WriteBatch {
         Self { rep: vec![0; HEADER_LEN], count: 0, error: None }
     }
 
+    /// An empty batch with room for one record of a `key_len`-byte key and a `value_len`-byte
+    /// value, so that a single put, merge or delete allocates once.
+    pub(crate) fn for_one_record(key_len: usize, value_len: usize) -> Self {
+        // Kind byte and two length varints of at most 5 bytes each (both lengths fit in u32).
+        let mut rep = Vec::with_capacity(HEADER_LEN + 11 + key_len + value_len);
+        rep.resize(HEADER_LEN, 0);
+        Self { rep, count: 0, error: None }
+    }
+
     fn record(&mut self, kind: ValueKind, key: &[u8], value: Option<&[u8]>) {
         if self.error.is_none() {
             self.error = check_key(key).or_else(|| value.and_then(check_value));

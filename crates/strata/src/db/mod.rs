@@ -206,7 +206,7 @@ impl Db {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn put(&self, opts: &WriteOptions, key: &[u8], value: &[u8]) -> Result<()> {
-        let mut b = WriteBatch::new();
+        let mut b = WriteBatch::for_one_record(key.len(), value.len());
         b.put(key, value);
         self.write(opts, b)
     }
@@ -226,7 +226,7 @@ impl Db {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn delete(&self, opts: &WriteOptions, key: &[u8]) -> Result<()> {
-        let mut b = WriteBatch::new();
+        let mut b = WriteBatch::for_one_record(key.len(), 0);
         b.delete(key);
         self.write(opts, b)
     }
@@ -249,7 +249,7 @@ impl Db {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn merge(&self, opts: &WriteOptions, key: &[u8], operand: &[u8]) -> Result<()> {
-        let mut b = WriteBatch::new();
+        let mut b = WriteBatch::for_one_record(key.len(), operand.len());
         b.merge(key, operand);
         self.write(opts, b)
     }

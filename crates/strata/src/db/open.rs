@@ -98,6 +98,15 @@ fn open_live_files(db: &DbInner) {
     }
 }
 
+/// Distinct keys the first memtable's point index is sized for, before any memtable has
+/// filled to say how many keys one holds: one per 256 bytes of `write_buffer_size`, so that a
+/// memtable of small entries grows its index once or twice instead of ten times from empty
+/// (each growth leaves lookups probing two tables until the old one drains). The index's
+/// pages are mapped lazily, so a memtable of large values does not pay for the spare slots.
+fn first_memtable_keys(opts: &Options) -> usize {
+    opts.write_buffer_size / 256
+}
+
 /// The WAL writer of a read-only handle: never written, because writes are refused first.
 struct ReadOnlyFile;
 
@@ -128,7 +137,7 @@ fn build_inner(
 ) -> DbInner {
     let fs = Arc::clone(&opts.fs);
     let block_cache = (opts.cache_size > 0).then(|| Arc::new(BlockCache::new(opts.cache_size)));
-    let mem = Arc::new(MemTable::new());
+    let mem = Arc::new(MemTable::with_expected_keys(first_memtable_keys(&opts)));
     let last_seq = versions.last_sequence();
     DbInner {
         dir: path.to_path_buf(),
