@@ -10,7 +10,9 @@
 use std::io::ErrorKind;
 use std::path::PathBuf;
 use std::sync::atomic::Ordering::Relaxed;
+use std::sync::atomic::{AtomicBool, AtomicUsize};
 use std::sync::Arc;
+use std::time::Duration;
 
 use strata::fs::FileSystem;
 use strata::{Db, Error, Options, ReadOptions, WriteOptions};
@@ -302,6 +304,11 @@ fn writer_value(t: usize, i: usize) -> Vec<u8> {
     value(t * 100_000 + i, 0, if i.is_multiple_of(3) { 300 } else { 20 })
 }
 
+/// How many writes each writer has had acknowledged so far.
+fn acked_so_far(acked: &[AtomicUsize]) -> Vec<usize> {
+    acked.iter().map(|a| a.load(Relaxed)).collect()
+}
+
 /// Each writer's keys present in `db`: they must be a prefix of what it wrote (recovery keeps a
 /// prefix in sequence order, and one writer's writes are in sequence order), with the right
 /// values, and at least `acked[t]` long. Returns the prefix lengths.
@@ -335,10 +342,10 @@ fn concurrent_synced_writers_keep_every_acknowledged_write_through_power_loss() 
         let mem = MemFs::new();
         // A disk-like sync time, so that writers pile up into groups behind each sync.
         let slow = FaultFs::new(Arc::new(mem.clone()));
-        slow.set_sync_latency(std::time::Duration::from_micros(200));
+        slow.set_sync_latency(Duration::from_micros(200));
         let db = open(Arc::new(slow), "open");
-        let acked: Vec<std::sync::atomic::AtomicUsize> = (0..WRITERS).map(|_| Default::default()).collect();
-        let stop = std::sync::atomic::AtomicBool::new(false);
+        let acked: Vec<AtomicUsize> = (0..WRITERS).map(|_| AtomicUsize::new(0)).collect();
+        let stop = AtomicBool::new(false);
         let (image, seen) = std::thread::scope(|scope| {
             for t in 0..WRITERS {
                 let (db, acked, stop) = (&db, &acked, &stop);
@@ -351,14 +358,14 @@ fn concurrent_synced_writers_keep_every_acknowledged_write_through_power_loss() 
                     }
                 });
             }
-            std::thread::sleep(std::time::Duration::from_millis(30 + 40 * round));
-            let seen: Vec<usize> = acked.iter().map(|a| a.load(Relaxed)).collect();
+            std::thread::sleep(Duration::from_millis(30 + 40 * round));
+            let seen: Vec<usize> = acked_so_far(&acked);
             let image = mem.crash_clone(CrashMode::DropUnsynced);
             stop.store(true, Relaxed);
             (image, seen)
         });
         assert!(seen.iter().all(|&n| n > 0), "every writer got writes in: {seen:?}");
-        let all: Vec<usize> = acked.iter().map(|a| a.load(Relaxed)).collect();
+        let all: Vec<usize> = acked_so_far(&acked);
         check_writer_prefixes(&db, &all, "live, after the writers stopped");
         drop(db);
         let db = open(Arc::new(image), "power loss among concurrent synced writers");
@@ -375,9 +382,9 @@ fn a_failed_sync_among_concurrent_writers_fails_every_group_behind_it() {
     watch_background_panics();
     let mem = MemFs::new();
     let fault = FaultFs::new(Arc::new(mem.clone()));
-    fault.set_sync_latency(std::time::Duration::from_micros(200));
+    fault.set_sync_latency(Duration::from_micros(200));
     let db = open(Arc::new(fault.clone()), "open");
-    let acked: Vec<std::sync::atomic::AtomicUsize> = (0..WRITERS).map(|_| Default::default()).collect();
+    let acked: Vec<AtomicUsize> = (0..WRITERS).map(|_| AtomicUsize::new(0)).collect();
     std::thread::scope(|scope| {
         for t in 0..WRITERS {
             let (db, acked) = (&db, &acked);
@@ -392,14 +399,14 @@ fn a_failed_sync_among_concurrent_writers_fails_every_group_behind_it() {
                 }
             });
         }
-        std::thread::sleep(std::time::Duration::from_millis(40));
+        std::thread::sleep(Duration::from_millis(40));
         // One failed sync: the writes behind it must fail although their own syncs would not
         // (the failed sync may have dropped pages before their records).
         fault.add_rule(Rule::new(Op::Sync).on_path(".log").when(When::Nth(1)));
     });
     assert_eq!(fault.injected().len(), 1);
     assert_read_only(&db, "after a failed sync among concurrent writers");
-    let acked: Vec<usize> = acked.iter().map(|a| a.load(Relaxed)).collect();
+    let acked: Vec<usize> = acked_so_far(&acked);
     // Every put is one sequence number and nothing after the failed group was published.
     assert_eq!(
         db.latest_sequence(),

@@ -162,7 +162,7 @@ unsafe impl Send for TreeWriter {}
 
 /// The 8-byte order-preserving prefix of a user key.
 #[inline]
-pub(super) fn prefix_of(key: &[u8]) -> u64 {
+fn prefix_of(key: &[u8]) -> u64 {
     match key.first_chunk::<8>() {
         Some(bytes) => u64::from_be_bytes(*bytes),
         None => {

@@ -146,14 +146,11 @@ impl EntryList {
         // SAFETY: holding `writer` makes this the only `allocate` call on either arena.
         let node = unsafe { build_node(&self.arena, &[user_key, &trailer.to_le_bytes()], value, long) };
         let key = self.key(node);
-        let mut prev = self.tree.locate(&mut w.tree, self, user_key).map_or(self.head, Node);
+        let start = self.tree.locate(&mut w.tree, self, user_key).map_or(self.head, Node);
         // The tree names a node of a smaller user key; this key's newer versions, and that
         // key's versions after the named one, lie between it and the new node's place.
-        let mut succ = self.next(prev);
-        while let Some(n) = succ.filter(|&n| self.is_before(n, key)) {
-            prev = n;
-            succ = self.next(n);
-        }
+        let prev = self.walk(start, key, CmpOrdering::Equal);
+        let succ = self.next(prev);
         debug_assert!(succ.is_none_or(|n| self.key(n) != key), "duplicate key");
         let known = (prev != self.head && self.has_user_key(prev, user_key))
             || succ.is_some_and(|n| self.has_user_key(n, user_key));
@@ -222,27 +219,28 @@ impl EntryList {
         self.tree.floor_before(self, user_key).map_or(self.head, Node)
     }
 
+    /// The last node from `from` on (`from` itself if none follows) whose key compares with
+    /// `target` below `limit`: `Equal` finds the last key `< target`, `Greater` the last
+    /// `<= target`. REQUIRES: `from` is `head` or has a key that compares below `limit`.
+    fn walk(&self, from: Node, target: &[u8], limit: CmpOrdering) -> Node {
+        let mut x = from;
+        while let Some(n) = self.next(x).filter(|&n| key::compare(self.key(n), target) < limit) {
+            x = n;
+        }
+        x
+    }
+
     /// The first node whose key is `>= target`.
     pub(super) fn seek(&self, target: &[u8]) -> Option<Node> {
-        let mut x = self.start_before(Some(key::user_key(target)));
-        loop {
-            match self.next(x) {
-                Some(n) if self.is_before(n, target) => x = n,
-                next => return next,
-            }
-        }
+        let start = self.start_before(Some(key::user_key(target)));
+        self.next(self.walk(start, target, CmpOrdering::Equal))
     }
 
     /// The last node whose key is `< target`, or `<= target` when `inclusive`.
     pub(super) fn seek_before(&self, target: &[u8], inclusive: bool) -> Option<Node> {
         let limit = if inclusive { CmpOrdering::Greater } else { CmpOrdering::Equal };
-        let mut x = self.start_before(Some(key::user_key(target)));
-        loop {
-            match self.next(x) {
-                Some(n) if key::compare(self.key(n), target) < limit => x = n,
-                _ => return (x != self.head).then_some(x),
-            }
-        }
+        let x = self.walk(self.start_before(Some(key::user_key(target))), target, limit);
+        (x != self.head).then_some(x)
     }
 
     /// The first node, if any.
@@ -282,7 +280,7 @@ impl EntryList {
     pub(super) fn entry(&self, node: Node) -> (&[u8], &[u8]) {
         // SAFETY: `node` belongs to this list (module invariant), so it was fully written by
         // `build_node` before a Release store made it reachable, and we reached it through an
-        // Acquire load; the entry bytes follow the level-0 slot, exactly as `build_node` laid
+        // Acquire load; the entry bytes follow the `next` slot, exactly as `build_node` laid
         // them out, are never written again, and live as long as the arenas, i.e. `&self`. A
         // long value's address was written by `build_node` as a pointer into `self.values`
         // (so it keeps its provenance) to `vlen` initialized bytes, also never written again.
@@ -301,12 +299,6 @@ impl EntryList {
             + self.values.memory_usage()
             + self.index.memory_usage()
             + self.tree.memory_usage()
-    }
-
-    /// True when `node`'s key sorts strictly before `key`.
-    #[inline]
-    fn is_before(&self, node: Node, key: &[u8]) -> bool {
-        key::compare(self.key(node), key) == CmpOrdering::Less
     }
 
     /// Starts loading the key of `node`'s successor, for a scan that will step there.
