@@ -90,6 +90,8 @@ pub(crate) struct DbInner {
     /// Memtable bytes per second the last flush drained (0 before the first flush): the write
     /// rate memtable pressure slows writers towards.
     pub flush_rate: AtomicU64,
+    /// Short write delays spin instead of sleeping (more than one CPU; `write::SPIN_LIMIT`).
+    pub spin_waits: bool,
     /// Opened with `Db::open_read_only`: writes and maintenance are refused.
     pub read_only: bool,
     pub(crate) _lock: Box<dyn FileLock>,

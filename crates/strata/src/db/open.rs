@@ -158,6 +158,7 @@ fn build_inner(
         closing: AtomicBool::new(false),
         unpersisted_writes: AtomicBool::new(false),
         flush_rate: AtomicU64::new(0),
+        spin_waits: std::thread::available_parallelism().is_ok_and(|n| n.get() > 1),
         read_only,
         fs,
         opts,
