@@ -55,6 +55,10 @@ const POINTER: usize = size_of::<AtomicPtr<u8>>();
 /// Values up to this many bytes live inside their node; longer ones in the value arena.
 pub(super) const INLINE_VALUE_MAX: usize = 64;
 
+/// A scan prefetches at most this many bytes of the next value; the hardware prefetcher follows
+/// a longer value once it is being read in order.
+pub(super) const VALUE_PREFETCH_MAX: usize = 1024;
+
 /// Address of a node of one particular [`EntryList`], pointing at its `next` slot.
 ///
 /// Invariant (module-internal): a `Node` is only obtained from, and only passed back to, the
@@ -301,11 +305,18 @@ impl EntryList {
             + self.tree.memory_usage()
     }
 
-    /// Starts loading the key of `node`'s successor, for a scan that will step there.
+    /// For a scan that has just stepped to `node` (whose successor's node it asked for one step
+    /// earlier): starts loading the value of that successor and the node after it, so each
+    /// arrives while the caller works on the current entry.
     #[inline]
-    pub(super) fn prefetch_successor(&self, node: Node) {
-        if let Some(n) = self.next(node) {
-            prefetch_read(n.0.as_ptr().cast_const());
+    pub(super) fn prefetch_ahead(&self, node: Node) {
+        let Some(next) = self.next(node) else { return };
+        if let Some(after) = self.next(next) {
+            prefetch_read(after.0.as_ptr().cast_const());
+        }
+        let value = self.value(next);
+        for line in (0..value.len().min(VALUE_PREFETCH_MAX)).step_by(64) {
+            prefetch_read(value.as_ptr().wrapping_add(line));
         }
     }
 

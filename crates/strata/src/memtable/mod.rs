@@ -205,9 +205,10 @@ impl InternalIterator for MemTableIterator {
         debug_assert!(self.valid());
         self.node = self.node.and_then(|n| self.list().successor(n));
         // A scan (flush above all: snappy on every value) spends long enough on each entry for
-        // the node after next to arrive meanwhile; nodes sit in insertion order, not key order.
+        // the next value and the node after it to arrive meanwhile; nodes and values sit in
+        // insertion order, not key order, so without this each is a cache miss.
         if let Some(n) = self.node {
-            self.list().prefetch_successor(n);
+            self.list().prefetch_ahead(n);
         }
     }
 

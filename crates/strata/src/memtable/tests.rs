@@ -8,6 +8,7 @@ use std::thread;
 
 use proptest::prelude::*;
 
+use super::list::{INLINE_VALUE_MAX, VALUE_PREFETCH_MAX};
 use super::*;
 use crate::key::{make_internal_key, parse, seek_key, MAX_SEQ};
 
@@ -235,6 +236,11 @@ fn target_strategy() -> impl Strategy<Value = Vec<u8>> {
     )
 }
 
+/// Values inline in their node, in the value arena, and longer than a scan prefetches.
+fn value_len_strategy() -> impl Strategy<Value = usize> {
+    prop_oneof![Just(2usize), (INLINE_VALUE_MAX + 1)..200, Just(VALUE_PREFETCH_MAX + 100)]
+}
+
 fn op_strategy() -> impl Strategy<Value = Op> {
     prop_oneof![
         1 => Just(Op::First),
@@ -264,7 +270,10 @@ proptest! {
 
     #[test]
     fn iterator_matches_a_sorted_model(
-        entries in prop::collection::vec((user_key_strategy(), 0..40u64, 0..4u8, any::<u16>()), 0..300),
+        entries in prop::collection::vec(
+            (user_key_strategy(), 0..40u64, 0..4u8, any::<u16>(), value_len_strategy()),
+            0..300,
+        ),
         ops in prop::collection::vec(op_strategy(), 1..60),
     ) {
         // One entry per (user key, seq), as sequence numbers are unique in the DB; added in the
@@ -273,12 +282,12 @@ proptest! {
         let mut seen = std::collections::HashSet::new();
         let mem = Arc::new(MemTable::new());
         let mut model = Vec::new();
-        for (uk, seq, kind, v) in entries {
+        for (uk, seq, kind, v, len) in entries {
             if !seen.insert((uk.clone(), seq)) {
                 continue;
             }
             let kind = ValueKind::from_u8(kind).unwrap();
-            let v = v.to_le_bytes().to_vec();
+            let v: Vec<u8> = v.to_le_bytes().iter().copied().cycle().take(len).collect();
             mem.add(seq, kind, &uk, &v);
             model.push((make_internal_key(&uk, seq, kind), v));
         }
