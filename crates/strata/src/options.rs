@@ -170,8 +170,18 @@ pub struct Options {
     pub soft_pending_compaction_bytes: u64,
     /// Pending compaction bytes at which writes stop (default 256 GiB).
     pub hard_pending_compaction_bytes: u64,
-    /// Background threads for flush and compaction (default 2).
+    /// Background threads for flush and compaction (default 2). With two or more, one thread
+    /// runs flushes and the others compactions; with one, it runs both.
     pub max_background_jobs: usize,
+    /// Nice value (0-19) the compaction threads lower themselves to when they have threads of
+    /// their own (`max_background_jobs` >= 2; Linux only, ignored elsewhere).
+    /// Default 10. Flushes keep the priority the database was opened at: when the writers, the
+    /// flush and a compaction want more cores than there are, an equal share for the
+    /// compaction slows the flush, and every writer waits for the flush. A compaction that then
+    /// falls behind raises L0 pressure, which slows writers down until it catches up, as at any
+    /// priority. 0 leaves compactions at the opening thread's priority (RocksDB's default;
+    /// its `Env::LowerThreadPoolCPUPriority` does what this does).
+    pub compaction_nice: u8,
     /// Open SST and blob files kept in the table cache (default 1000).
     pub max_open_files: usize,
     /// Skip WAL records that fail their checksum in the middle of the log instead of failing
@@ -229,6 +239,7 @@ impl Default for Options {
             soft_pending_compaction_bytes: 64 << 30,
             hard_pending_compaction_bytes: 256 << 30,
             max_background_jobs: 2,
+            compaction_nice: 10,
             max_open_files: 1000,
             skip_corrupted_wal_records: false,
             info_log: true,
@@ -322,6 +333,9 @@ impl Options {
         }
         if self.max_background_jobs < 1 {
             return Err(invalid("max_background_jobs", "must be at least 1"));
+        }
+        if self.compaction_nice > 19 {
+            return Err(invalid("compaction_nice", "must be between 0 and 19"));
         }
         if self.max_open_files < 16 {
             return Err(invalid("max_open_files", "must be at least 16"));

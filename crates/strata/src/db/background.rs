@@ -1,7 +1,8 @@
 //! Background work: flushing immutable memtables, running compactions, deleting obsolete files,
-//! and the background-error state. `max_background_jobs` threads share one queue; a flush always
-//! goes before a compaction, at most one flush and one compaction run at a time (flushes must
-//! land in L0 in memtable order, and one compaction at a time keeps inputs disjoint).
+//! and the background-error state. At most one flush and one compaction run at a time (flushes
+//! must land in L0 in memtable order, and one compaction at a time keeps inputs disjoint). With
+//! `max_background_jobs` >= 2, one thread runs flushes and the others compactions, at
+//! `compaction_nice`; with one thread, it runs both, a flush always first.
 //!
 //! A failed flush or compaction puts the database into a read-only error state: writes return
 //! the error, reads keep working, and reopening recovers from the WAL and MANIFEST.
@@ -92,8 +93,12 @@ pub(crate) fn start(inner: &Arc<DbInner>) -> Arc<Closer> {
     let jobs = if inner.read_only { 0 } else { inner.opts.max_background_jobs };
     for i in 0..jobs {
         let db = Arc::clone(inner);
-        let spawned =
-            std::thread::Builder::new().name(format!("strata-bg-{i}")).spawn(move || db.background_loop());
+        let (role, name) = match (jobs, i) {
+            (1, _) => (Role::Any, "strata-bg".to_string()),
+            (_, 0) => (Role::Flushes, "strata-flush".to_string()),
+            _ => (Role::Compactions, format!("strata-comp-{i}")),
+        };
+        let spawned = std::thread::Builder::new().name(name).spawn(move || db.background_loop(role));
         match spawned {
             Ok(t) => threads.push(t),
             Err(e) => tracing::error!(error = %e, "could not start a background thread"),
@@ -105,8 +110,34 @@ pub(crate) fn start(inner: &Arc<DbInner>) -> Arc<Closer> {
     Arc::new(Closer { inner: Arc::clone(inner) })
 }
 
+/// What a background thread runs.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Role {
+    /// Flushes first, then compactions: the only background thread.
+    Any,
+    Flushes,
+    Compactions,
+}
+
+/// Lowers the calling thread's CPU priority to `nice` (a thread may always lower its own; on
+/// Linux the nice value is per thread). Failure only costs the priority, so it is logged.
+fn lower_priority(nice: u8) {
+    #[cfg(target_os = "linux")]
+    if nice > 0 {
+        let tid = rustix::thread::gettid();
+        if let Err(e) = rustix::process::setpriority_process(Some(tid), i32::from(nice)) {
+            tracing::warn!(error = %e, nice, "could not lower the compaction thread's priority");
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = nice;
+}
+
 impl DbInner {
-    fn background_loop(&self) {
+    fn background_loop(&self, role: Role) {
+        if role == Role::Compactions {
+            lower_priority(self.opts.compaction_nice);
+        }
         loop {
             let work = {
                 let mut bg = self.bg.lock();
@@ -114,7 +145,7 @@ impl DbInner {
                     if bg.shutting_down {
                         return;
                     }
-                    if let Some(w) = self.next_work(&mut bg) {
+                    if let Some(w) = self.next_work(&mut bg, role) {
                         break w;
                     }
                     self.bg_cv.wait(&mut bg);
@@ -140,15 +171,15 @@ impl DbInner {
         }
     }
 
-    fn next_work(&self, bg: &mut BgState) -> Option<Work> {
+    fn next_work(&self, bg: &mut BgState, role: Role) -> Option<Work> {
         if bg.error.is_some() {
             return None;
         }
-        if !bg.flushing && !bg.imm_queue.is_empty() {
+        if role != Role::Compactions && !bg.flushing && !bg.imm_queue.is_empty() {
             bg.flushing = true;
             return Some(Work::Flush);
         }
-        if !bg.compacting && bg.manual_waiting == 0 {
+        if role != Role::Flushes && !bg.compacting && bg.manual_waiting == 0 {
             let c = picker::pick(&self.super_version.load().version, &self.opts)?;
             bg.compacting = true;
             return Some(Work::Compact(c));

@@ -30,6 +30,7 @@ fn db_fields(opts: &Options) -> Vec<(&'static str, String)> {
         ("create_if_missing", opts.create_if_missing.to_string()),
         ("error_if_exists", opts.error_if_exists.to_string()),
         ("max_background_jobs", opts.max_background_jobs.to_string()),
+        ("compaction_nice", opts.compaction_nice.to_string()),
         ("max_open_files", opts.max_open_files.to_string()),
         ("skip_corrupted_wal_records", opts.skip_corrupted_wal_records.to_string()),
         ("soft_pending_compaction_bytes", opts.soft_pending_compaction_bytes.to_string()),
@@ -189,6 +190,10 @@ fn parse_usize(v: &str) -> std::result::Result<usize, String> {
     usize::try_from(parse_u64(v)?).map_err(|_| format!("value {v:?} is too large"))
 }
 
+fn parse_u8(v: &str) -> std::result::Result<u8, String> {
+    u8::try_from(parse_u64(v)?).map_err(|_| format!("value {v:?} is too large"))
+}
+
 fn parse_u32(v: &str) -> std::result::Result<u32, String> {
     u32::try_from(parse_u64(v)?).map_err(|_| format!("value {v:?} is too large"))
 }
@@ -210,6 +215,7 @@ fn set_option(o: &mut Options, key: &str, v: &str) -> std::result::Result<(), St
         "create_if_missing" => o.create_if_missing = parse_bool(v)?,
         "error_if_exists" => o.error_if_exists = parse_bool(v)?,
         "max_background_jobs" => o.max_background_jobs = parse_usize(v)?,
+        "compaction_nice" => o.compaction_nice = parse_u8(v)?,
         "max_open_files" => o.max_open_files = parse_usize(v)?,
         "skip_corrupted_wal_records" => o.skip_corrupted_wal_records = parse_bool(v)?,
         "soft_pending_compaction_bytes" => o.soft_pending_compaction_bytes = parse_u64(v)?,

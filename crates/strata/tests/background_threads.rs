@@ -1,0 +1,64 @@
+//! The background threads' roles and priorities: with two or more, one runs flushes at the
+//! opening thread's priority and the others run compactions at `compaction_nice` (Linux).
+
+#![cfg(target_os = "linux")]
+
+use std::fs;
+
+use strata::{Db, Options};
+
+/// (name, nice) of every thread of this process, from /proc.
+fn threads() -> Vec<(String, i64)> {
+    let mut out = Vec::new();
+    for task in fs::read_dir("/proc/self/task").unwrap() {
+        let dir = task.unwrap().path();
+        let (Ok(comm), Ok(stat)) =
+            (fs::read_to_string(dir.join("comm")), fs::read_to_string(dir.join("stat")))
+        else {
+            continue; // the thread exited meanwhile
+        };
+        // Fields after the parenthesised name: state is field 3, nice field 19.
+        let after_name = &stat[stat.rfind(')').unwrap() + 2..];
+        let nice = after_name.split(' ').nth(16).unwrap().parse().unwrap();
+        out.push((comm.trim().to_string(), nice));
+    }
+    out
+}
+
+fn nice_of(name: &str) -> Option<i64> {
+    threads().into_iter().find(|(n, _)| n == name).map(|(_, nice)| nice)
+}
+
+/// The thread lowers its priority as it starts, so give it a moment.
+fn wait_for_nice(name: &str, want: i64) -> Option<i64> {
+    for _ in 0..200 {
+        if nice_of(name) == Some(want) {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    nice_of(name)
+}
+
+/// One test, not two: tests run as threads of one process, and each looks at all its threads.
+#[test]
+fn compaction_threads_run_at_compaction_nice_unless_one_thread_does_everything() {
+    let own = threads().into_iter().map(|(_, nice)| nice).next().unwrap();
+    let lowered = own.max(7);
+    let dir = tempfile::tempdir().unwrap();
+    let opts = Options { max_background_jobs: 3, compaction_nice: 7, ..Options::default() };
+    let db = Db::open(dir.path(), opts).unwrap();
+    assert_eq!(wait_for_nice("strata-comp-1", lowered), Some(lowered));
+    assert_eq!(wait_for_nice("strata-comp-2", lowered), Some(lowered));
+    assert_eq!(nice_of("strata-flush"), Some(own));
+    drop(db); // joins its threads
+
+    let dir = tempfile::tempdir().unwrap();
+    let opts = Options { max_background_jobs: 1, compaction_nice: 19, ..Options::default() };
+    let db = Db::open(dir.path(), opts).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    assert_eq!(nice_of("strata-bg"), Some(own));
+    assert_eq!(nice_of("strata-flush"), None);
+    assert_eq!(nice_of("strata-comp-1"), None);
+    drop(db);
+}
