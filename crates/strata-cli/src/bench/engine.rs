@@ -60,6 +60,8 @@ pub struct EngineOptions {
     pub level0_compaction_trigger: Option<usize>,
     pub block_size: Option<usize>,
     pub block_restart_interval: Option<usize>,
+    /// strata only: `Options::compaction_nice`.
+    pub compaction_nice: Option<u8>,
 }
 
 impl EngineOptions {
@@ -82,6 +84,7 @@ impl EngineOptions {
             level0_compaction_trigger: None,
             block_size: None,
             block_restart_interval: None,
+            compaction_nice: None,
         }
     }
 
@@ -103,6 +106,7 @@ impl EngineOptions {
             level0_compaction_trigger: f.level0_file_num_compaction_trigger,
             block_size: f.block_size,
             block_restart_interval: f.block_restart_interval,
+            compaction_nice: f.compaction_nice,
         }
     }
 }

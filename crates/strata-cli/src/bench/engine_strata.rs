@@ -51,6 +51,9 @@ fn options(o: &EngineOptions) -> Result<Options> {
     if let Some(v) = o.max_write_buffer_number {
         opts.max_write_buffer_number = v;
     }
+    if let Some(v) = o.compaction_nice {
+        opts.compaction_nice = v;
+    }
     if let Some(v) = o.target_file_size {
         opts.target_file_size = v;
     }

@@ -52,6 +52,7 @@ pub struct Flags {
     /// Which engine runs the benchmark (strata-specific).
     pub engine: String,
     pub max_write_buffer_number: Option<usize>,
+    pub compaction_nice: Option<u8>,
     pub target_file_size_base: Option<u64>,
     pub level0_file_num_compaction_trigger: Option<usize>,
     pub block_size: Option<usize>,
@@ -224,6 +225,9 @@ pub static FLAGS: &[FlagSpec] = &[
     flag("max_write_buffer_number", "", "memtables kept in memory", |f, v| {
         set_some(&mut f.max_write_buffer_number, v)
     }),
+    flag("compaction_nice", "", "strata: nice value of the compaction threads (0-19)", |f, v| {
+        set_some(&mut f.compaction_nice, v)
+    }),
     flag("target_file_size_base", "", "target SST file size", |f, v| {
         set_some(&mut f.target_file_size_base, v)
     }),
@@ -246,7 +250,9 @@ pub static FLAGS: &[FlagSpec] = &[
     flag("verify_checksum", "", "ignored: strata always verifies block checksums", |f, v| {
         ignore(f, "verify_checksum", v)
     }),
-    flag("mmap_read", "", "ignored: strata does not mmap", |f, v| ignore(f, "mmap_read", v)),
+    flag("mmap_read", "", "ignored: strata always memory-maps its SST and blob files", |f, v| {
+        ignore(f, "mmap_read", v)
+    }),
     flag("open_files", "", "ignored", |f, v| ignore(f, "open_files", v)),
     flag("statistics", "", "ignored", |f, v| ignore(f, "statistics", v)),
     flag("stats_interval", "", "ignored (use --stats_interval_seconds)", |f, v| {

@@ -46,9 +46,10 @@ const MIN_DELAYED_RATE: f64 = 1024.0 * 1024.0;
 /// P99.99 ~250 us, while a slowdown asks for ~1-12 us per 800-byte write. Spinning (not
 /// yielding: a yield lets a flush or compaction thread take the core for a whole scheduler
 /// slice, measured as a worse P99.99 and Max) is only done with more than one CPU, where the
-/// background threads have another core. A write that owes more (a slowdown near its stop
-/// threshold) sleeps, and the sleep's overshoot is credited against the next writes, up to this
-/// much.
+/// background threads have another core, and only while memtable pressure alone slows writes:
+/// under L0 or pending-compaction pressure the compaction needs the CPU a spin would burn. A
+/// write that owes more (a slowdown near its stop threshold) sleeps, and the sleep's overshoot is
+/// credited against the next writes, up to this much.
 const SPIN_LIMIT: Duration = Duration::from_micros(100);
 
 /// Slowdown time waited out spinning is added to the stall statistics in batches of this
@@ -205,7 +206,10 @@ impl DbInner {
             let pressure = self.write_pressure(&sv);
             let memtables = self.memtable_pressure(&sv, usage);
             if !delayed && (in_slowdown(pressure) || in_slowdown(memtables)) {
-                self.delay_write(leader, bytes, self.delayed_write_rate(pressure, memtables));
+                let rate = self.delayed_write_rate(pressure, memtables);
+                // Spinning keeps the writer's core busy: fine while only flush is behind (it has
+                // a core of its own), wrong while compaction is, which needs that CPU.
+                self.delay_write(leader, bytes, rate, !in_slowdown(pressure));
                 delayed = true;
                 continue;
             }
@@ -283,14 +287,14 @@ impl DbInner {
     /// Charges `bytes` against `rate` (bytes per second) and waits the debt out before the write:
     /// spinning while it is below [`SPIN_LIMIT`] (given a second CPU), sleeping otherwise. A
     /// sleep that overshoots is credited against the next debt, up to [`SPIN_LIMIT`].
-    fn delay_write(&self, leader: &mut LeaderState, bytes: usize, rate: f64) {
+    fn delay_write(&self, leader: &mut LeaderState, bytes: usize, rate: f64, may_spin: bool) {
         leader.delay_debt += bytes as f64 / rate;
         if leader.delay_debt <= 0.0 {
             return;
         }
         let owed = Duration::from_secs_f64(leader.delay_debt);
         let start = Instant::now();
-        if owed < SPIN_LIMIT && self.spin_waits {
+        if owed < SPIN_LIMIT && may_spin && self.spin_waits {
             while start.elapsed() < owed {
                 std::hint::spin_loop();
             }
