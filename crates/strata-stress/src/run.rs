@@ -68,6 +68,15 @@ pub fn open_pair(cfg: &RunConfig) -> Result<(Db, Oracle), Failure> {
         )));
     }
     let oracle = Oracle::open(&cfg.expected, cfg.keys, cfg.oracle_fsync)?;
+    // The other way round, a leftover oracle beside a fresh --db: every acknowledged key it
+    // records would be reported lost.
+    if !has_entries(&cfg.db) && oracle.all_slots().iter().any(|s| s.acked > 0) {
+        return Err(Failure::Tool(format!(
+            "{} records acknowledged writes but {} holds no database: remove the oracle or use the matching --db",
+            cfg.expected.display(),
+            cfg.db.display()
+        )));
+    }
     let db = Db::open(&cfg.db, db_options(cfg.write_buffer_size))?;
     Ok((db, oracle))
 }

@@ -114,3 +114,15 @@ fn verifier_catches_a_lost_write() {
     db.close().unwrap();
     assert_mismatch(dir.path());
 }
+
+#[test]
+fn a_leftover_oracle_beside_a_fresh_database_is_a_tool_error_not_a_mismatch() {
+    let dir = tempfile::tempdir().unwrap();
+    short_run(dir.path(), "600", "300", "--no-sync");
+    let (db, _) = paths(dir.path());
+    std::fs::remove_dir_all(&db).unwrap();
+    let out = verify_only(dir.path(), "300");
+    assert_eq!(out.status.code(), Some(1), "a leftover oracle is the operator's mistake, not data loss");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("records acknowledged writes") && !stderr.contains("MISMATCH"), "{stderr}");
+}
