@@ -284,17 +284,24 @@ impl DbInner {
         rate
     }
 
-    /// Charges `bytes` against `rate` (bytes per second) and waits the debt out before the write:
-    /// spinning while it is below [`SPIN_LIMIT`] (given a second CPU), sleeping otherwise. A
-    /// sleep that overshoots is credited against the next debt, up to [`SPIN_LIMIT`].
+    /// Charges `bytes` against `rate` (bytes per second) and waits the debt out before the write
+    /// by spinning while it is below [`SPIN_LIMIT`] (when `may_spin`, given a second CPU);
+    /// otherwise lets it accumulate and sleeps once it reaches [`SPIN_LIMIT`]. A sleep that
+    /// overshoots is credited against the next debt, up to [`SPIN_LIMIT`].
     fn delay_write(&self, leader: &mut LeaderState, bytes: usize, rate: f64, may_spin: bool) {
         leader.delay_debt += bytes as f64 / rate;
         if leader.delay_debt <= 0.0 {
             return;
         }
         let owed = Duration::from_secs_f64(leader.delay_debt);
+        let spin = owed < SPIN_LIMIT && may_spin && self.spin_waits;
+        if !spin && owed < SPIN_LIMIT {
+            // Not worth a sleep yet: each one takes ~250 us however short, so sleeping for
+            // every write's microsecond would slow writers far more than the rate asks.
+            return;
+        }
         let start = Instant::now();
-        if owed < SPIN_LIMIT && may_spin && self.spin_waits {
+        if spin {
             while start.elapsed() < owed {
                 std::hint::spin_loop();
             }
