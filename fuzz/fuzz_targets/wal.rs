@@ -1,5 +1,5 @@
 //! Reads arbitrary bytes as a WAL (or MANIFEST) log, in strict and in skip-corruption mode, and
-//! decodes every record it yields as a write batch.
+//! decodes every record it yields as a WAL header or a write batch.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 use strata::fs::SequentialFile;
@@ -22,7 +22,10 @@ fuzz_target!(|data: &[u8]| {
         let mut reader = LogReader::new(Box::new(Bytes(data.to_vec(), 0)), skip);
         let mut records = 0;
         while let Ok(Some(record)) = reader.read_record() {
-            let _ = strata::batch::decode_payload(&record);
+            match strata::wal_header::WalHeader::decode(&record) {
+                Some(header) => drop(header),
+                None => drop(strata::batch::decode_payload(&record)),
+            }
             records += 1;
             if records > 100_000 {
                 break;

@@ -109,6 +109,12 @@ impl Image {
 
     /// The image a reboot would find; everything in it is durable.
     fn crashed(&self, mode: CrashMode) -> Image {
+        self.crashed_keeping(mode, None)
+    }
+
+    /// As [`Image::crashed`], except that the file at `keep` (if any) keeps every byte written
+    /// to it, synced or not.
+    fn crashed_keeping(&self, mode: CrashMode, keep: Option<&Path>) -> Image {
         let mut rng = match mode {
             CrashMode::Seeded(seed) => Some(Rng::new(seed)),
             _ => None,
@@ -118,7 +124,12 @@ impl Image {
             let entries = if mode == CrashMode::KeepUnsynced { &d.live } else { &d.durable };
             let mut survived = BTreeMap::new();
             for (name, file) in entries {
-                let data = surviving_bytes(&lock(file), mode, rng.as_mut());
+                let kept = keep.is_some_and(|k| k == path.join(name));
+                let data = surviving_bytes(
+                    &lock(file),
+                    if kept { CrashMode::KeepUnsynced } else { mode },
+                    rng.as_mut(),
+                );
                 let synced = data.len();
                 let survivor = FileData { data, synced, overwritten: None };
                 survived.insert(name.clone(), Arc::new(Mutex::new(survivor)));
@@ -189,6 +200,14 @@ impl MemFs {
     pub fn crash_with(&self, mode: CrashMode) {
         let mut img = lock(&self.image);
         *img = img.crashed(mode);
+    }
+
+    /// Like [`MemFs::crash_clone`] with [`CrashMode::DropUnsynced`], except that the file at
+    /// `keep` keeps its unsynced bytes: the device happened to write that file's pages back and
+    /// no other's. Directories still revert to their durable entries.
+    pub fn crash_clone_keeping_unsynced(&self, keep: &Path) -> MemFs {
+        let img = lock(&self.image);
+        MemFs { image: Arc::new(Mutex::new(img.crashed_keeping(CrashMode::DropUnsynced, Some(keep)))) }
     }
 
     /// An independent filesystem holding what a reboot after a crash *now* would find; this one

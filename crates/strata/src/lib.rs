@@ -85,6 +85,9 @@ pub mod version;
 // Public only for strata's own tools and fuzzers; no stability promise.
 #[doc(hidden)]
 pub mod wal;
+// Public only for strata's own tools and fuzzers; no stability promise.
+#[doc(hidden)]
+pub mod wal_header;
 
 pub use batch::WriteBatch;
 pub use db::{Db, DbIterator, Stats};

@@ -458,7 +458,8 @@ fn wal_entries(n: usize) -> Entries {
         .collect()
 }
 
-/// Writes `expected` one synced put per record and drops the handle; returns the WAL and its records.
+/// Writes `expected` one synced put per record and drops the handle; returns the WAL and the
+/// records after its header.
 fn write_wal(dir: &Path, expected: &Entries) -> (PathBuf, Vec<LogRecord>) {
     {
         let db = Db::open(dir, wal_opts()).unwrap();
@@ -471,7 +472,9 @@ fn write_wal(dir: &Path, expected: &Entries) -> (PathBuf, Vec<LogRecord>) {
     assert!(files_with(dir, ".sst").is_empty(), "nothing should have been flushed");
     let wal = only_file(dir, ".log");
     let bytes = fs::read(&wal).unwrap();
-    let records = log_records(&bytes);
+    let mut records = log_records(&bytes);
+    let header = records.remove(0);
+    assert_eq!((header.kind, header.len), (1, 32), "the WAL opens with its header record");
     assert_eq!(records.len(), expected.len(), "one FULL record per synced put");
     for (r, (k, _)) in records.iter().zip(expected) {
         assert_eq!(r.kind, 1, "FULL record expected");

@@ -1,5 +1,6 @@
-//! `wal-dump FILE`: every record of one write-ahead log, decoded as a write batch: its offset,
-//! first sequence number, operation count, and each operation's kind, key and value. Also owns
+//! `wal-dump FILE`: every record of one write-ahead log: the header record that opens it (format
+//! version and the earlier WAL recovery checks), then each write batch: its offset, first
+//! sequence number, operation count, and each operation's kind, key and value. Also owns
 //! the shared walk over a log-format file that `manifest-dump` reuses.
 //!
 //! Owns: presenting log records. Must not: open the database, skip damaged records silently, or
@@ -12,6 +13,7 @@ use serde_json::Value;
 use strata::batch::{decode_payload, OwnedRecord};
 use strata::key::ValueKind;
 use strata::wal::LogReader;
+use strata::wal_header::{WalHeader, WAL_FORMAT_VERSION};
 
 use super::format::{entry_json, object, Out, OutputArgs, ARROW};
 use super::EXIT_OK;
@@ -59,6 +61,11 @@ fn note_torn_tail(path: &Path, records: u64, dropped: u64) {
 pub fn wal_dump(args: OutputArgs, path: &Path) -> Result<u8> {
     let mut out = Out::new(args);
     let result = for_each_record(path, |offset, payload| {
+        if let Some(header) = WalHeader::decode(payload) {
+            let header =
+                header.with_context(|| format!("{}: bad WAL header at offset {offset}", path.display()))?;
+            return print_header(&mut out, offset, &header);
+        }
         let (seq, ops) = decode_payload(payload)
             .with_context(|| format!("{}: record at offset {offset} is not a write batch", path.display()))?;
         print_record(&mut out, offset, seq, &ops)
@@ -67,6 +74,25 @@ pub fn wal_dump(args: OutputArgs, path: &Path) -> Result<u8> {
     out.flush()?;
     result?;
     Ok(EXIT_OK)
+}
+
+/// The header line: the format version and the earlier WAL that must be complete for this one
+/// to be replayed (none when `prev_wal` is 0).
+fn print_header(out: &mut Out, offset: u64, h: &WalHeader) -> Result<()> {
+    if out.json {
+        return out.json(object([
+            ("offset", offset.into()),
+            ("header_version", WAL_FORMAT_VERSION.into()),
+            ("prev_wal", h.prev_wal.into()),
+            ("prev_last_sequence", h.prev_last_seq.into()),
+        ]));
+    }
+    let needs = if h.prev_wal == 0 {
+        "no earlier WAL to check".to_string()
+    } else {
+        format!("replayed only if WAL {:06} reaches sequence {}", h.prev_wal, h.prev_last_seq)
+    };
+    out.line(&format!("offset {offset}: WAL header, version {WAL_FORMAT_VERSION}, {needs}"))
 }
 
 fn kind_label(kind: ValueKind) -> &'static str {

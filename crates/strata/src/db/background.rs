@@ -445,6 +445,7 @@ impl DbInner {
             bg.obsolete_blobs = keep_b;
             (dead_t, dead_b, v.log_number(), v.manifest_number())
         };
+        self.drop_flushed_wals(log_number);
         for n in tables {
             self.table_cache.evict(n);
             self.remove(&filenames::table(&self.dir, n));

@@ -18,7 +18,7 @@
 //
 // Reads never take a lock: the current memtables and version are published together as one
 // immutable `SuperVersion` behind an atomic pointer (arc-swap). Lock order when several are held:
-// `leader` → `versions` → `bg`.
+// `leader` → `versions` → `bg`; `closed_wals` is taken last and never held while taking another.
 
 mod background;
 mod db_iter;
@@ -80,6 +80,9 @@ pub(crate) struct DbInner {
     pub snapshots: Arc<SnapshotList>,
     pub write_queue: write::WriteQueue,
     pub leader: Mutex<write::LeaderState>,
+    /// WALs a memtable switch closed while they held unsynced records, oldest first: synced
+    /// before a `sync=true` write's own fdatasync and at close, dropped once flushed.
+    pub closed_wals: Mutex<Vec<write::ClosedWal>>,
     pub bg: Mutex<background::BgState>,
     pub bg_cv: Condvar,
     pub stats: Stats,

@@ -3,7 +3,7 @@
 //! WALs newer than the last flush into memtables and flush them to L0, then start a fresh WAL and
 //! delete what no longer belongs. Nothing is written until recovery has read everything.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -28,6 +28,7 @@ use crate::sst::BlockCache;
 use crate::version::edit::VersionEdit;
 use crate::version::set::VersionSet;
 use crate::wal::{LogReader, LogWriter};
+use crate::wal_header::WalHeader;
 
 pub(crate) fn open(path: &Path, opts: Options) -> Result<Arc<DbInner>> {
     opts.validate()?;
@@ -41,7 +42,8 @@ pub(crate) fn open(path: &Path, opts: Options) -> Result<Arc<DbInner>> {
     let wal_number = versions.new_file_number();
     let wal_file = fs.create(&filenames::wal(path, wal_number))?;
     fs.sync_dir(path)?;
-    let wal = LogWriter::new(wal_file).preallocating(super::write::WAL_PREALLOCATION_BYTES);
+    // Every WAL being replayed is flushed before the first write: nothing earlier to check.
+    let wal = super::write::start_wal(wal_file, &WalHeader::first())?;
     let inner = Arc::new(build_inner(path, opts, versions, wal, wal_number, lock, false));
     replay_wals(&inner, &wals, wal_number)?;
     write_options_file(&inner)?;
@@ -152,6 +154,7 @@ fn build_inner(
         snapshots: Arc::new(SnapshotList::default()),
         write_queue: WriteQueue::default(),
         leader: Mutex::new(LeaderState::new(wal, wal_number, mem)),
+        closed_wals: Mutex::new(Vec::new()),
         bg: Mutex::new(BgState::default()),
         bg_cv: Condvar::new(),
         stats: Stats::default(),
@@ -169,30 +172,85 @@ fn build_inner(
 /// Read-only recovery: WAL records go into memtables that are never flushed.
 fn replay_into_memory(db: &Arc<DbInner>, wals: &[u64]) -> Result<()> {
     let mut mems = vec![Arc::new(MemTable::new())];
-    let mut max_seq = db.last_sequence.load(Ordering::Relaxed);
-    for &number in wals {
-        let file = db.fs.open_sequential(&filenames::wal(&db.dir, number))?;
-        let mut reader = LogReader::new(file, db.opts.skip_corrupted_wal_records);
-        while let Some(record) = reader.read_record().map_err(|e| wal_error(number, e))? {
-            let batch = DecodedBatch::decode(&record).map_err(|e| wal_error(number, e))?;
-            let mem = mems.last().ok_or(Error::Closed)?;
-            let mut seq = batch.first_seq;
-            for rec in batch.records() {
-                let (kind, key, value) = rec.map_err(|e| wal_error(number, e))?;
-                mem.add(seq, kind, key, value);
-                seq += 1;
-            }
-            max_seq = max_seq.max(seq.saturating_sub(1));
-            if mem.approximate_memory_usage() >= db.opts.write_buffer_size {
-                mems.push(Arc::new(MemTable::new()));
-            }
+    let replayed = replay_batches(db, wals, |number, batch| {
+        let mem = mems.last().ok_or(Error::Closed)?;
+        add_to_memtable(mem, number, batch)?;
+        if mem.approximate_memory_usage() >= db.opts.write_buffer_size {
+            mems.push(Arc::new(MemTable::new()));
         }
-    }
+        Ok(())
+    })?;
+    let max_seq = db.last_sequence.load(Ordering::Relaxed).max(replayed);
     db.last_sequence.store(max_seq, Ordering::Release);
     let mut newest_first: Vec<Arc<MemTable>> = mems.into_iter().rev().collect();
     let mem = newest_first.remove(0);
     let version = db.versions.lock().current();
     db.super_version.store(Arc::new(SuperVersion { mem, imm: newest_first, version }));
+    Ok(())
+}
+
+/// Reads the write batches of `wals` (ascending) in order and hands each to `apply` with its
+/// WAL's number; returns the highest sequence number replayed (0 if none).
+///
+/// Stops before a WAL whose header says an earlier WAL must reach a sequence number it did not
+/// reach: a power loss dropped that WAL's unsynced tail but kept later writes, and replaying
+/// them would leave a hole. Those later writes were all unsynced (a `sync=true` write syncs every
+/// earlier WAL first), so dropping them loses a suffix, as `sync=false` allows
+/// (docs/durability.md, "WAL switches"). With `skip_corrupted_wal_records` (salvage) they are
+/// replayed anyway.
+fn replay_batches(
+    db: &DbInner,
+    wals: &[u64],
+    mut apply: impl FnMut(u64, &DecodedBatch<'_>) -> Result<()>,
+) -> Result<u64> {
+    let log_number = db.versions.lock().log_number();
+    let salvage = db.opts.skip_corrupted_wal_records;
+    let mut replayed_upto: HashMap<u64, u64> = HashMap::new();
+    for (i, &number) in wals.iter().enumerate() {
+        let file = db.fs.open_sequential(&filenames::wal(&db.dir, number))?;
+        let mut reader = LogReader::new(file, salvage);
+        while let Some(record) = reader.read_record().map_err(|e| wal_error(number, e))? {
+            if let Some(header) = WalHeader::decode(&record) {
+                let header = header.map_err(|e| wal_error(number, e))?;
+                if !header.predecessor_complete(log_number, |n| replayed_upto.get(&n).copied()) {
+                    tracing::warn!(
+                        wal = number,
+                        lost_from = header.prev_wal,
+                        upto_seq = header.prev_last_seq,
+                        dropped_wals = wals.len() - i,
+                        salvage,
+                        "an earlier WAL lost unsynced records in a crash; {}",
+                        if salvage {
+                            "replaying later WALs anyway"
+                        } else {
+                            "dropping later WALs to keep a prefix"
+                        }
+                    );
+                    if !salvage {
+                        return Ok(replayed_upto.values().copied().max().unwrap_or(0));
+                    }
+                }
+                continue;
+            }
+            let batch = DecodedBatch::decode(&record).map_err(|e| wal_error(number, e))?;
+            apply(number, &batch)?;
+            if batch.count > 0 {
+                replayed_upto.insert(number, batch.first_seq + u64::from(batch.count) - 1);
+            }
+        }
+        if reader.tail_dropped_bytes() > 0 {
+            tracing::warn!(wal = number, bytes = reader.tail_dropped_bytes(), "dropped a torn WAL tail");
+        }
+    }
+    Ok(replayed_upto.values().copied().max().unwrap_or(0))
+}
+
+/// Adds one replayed batch's records to `mem`.
+fn add_to_memtable(mem: &MemTable, wal: u64, batch: &DecodedBatch<'_>) -> Result<()> {
+    for (seq, rec) in (batch.first_seq..).zip(batch.records()) {
+        let (kind, key, value) = rec.map_err(|e| wal_error(wal, e))?;
+        mem.add(seq, kind, key, value);
+    }
     Ok(())
 }
 
@@ -278,31 +336,18 @@ fn wals_to_replay(fs: &dyn FileSystem, path: &Path, versions: &mut VersionSet) -
 fn replay_wals(db: &Arc<DbInner>, wals: &[u64], new_wal: u64) -> Result<()> {
     let mut mem = Arc::new(MemTable::new());
     let mut edit = VersionEdit::default();
-    let mut max_seq = db.last_sequence.load(Ordering::Relaxed);
-    for &number in wals {
-        let file = db.fs.open_sequential(&filenames::wal(&db.dir, number))?;
-        let mut reader = LogReader::new(file, db.opts.skip_corrupted_wal_records);
-        while let Some(record) = reader.read_record().map_err(|e| wal_error(number, e))? {
-            let batch = DecodedBatch::decode(&record).map_err(|e| wal_error(number, e))?;
-            let mut seq = batch.first_seq;
-            for rec in batch.records() {
-                let (kind, key, value) = rec.map_err(|e| wal_error(number, e))?;
-                mem.add(seq, kind, key, value);
-                seq += 1;
-            }
-            max_seq = max_seq.max(seq.saturating_sub(1));
-            if mem.approximate_memory_usage() >= db.opts.write_buffer_size {
-                flush_recovered(db, &mem, &mut edit)?;
-                mem = Arc::new(MemTable::new());
-            }
+    let replayed = replay_batches(db, wals, |number, batch| {
+        add_to_memtable(&mem, number, batch)?;
+        if mem.approximate_memory_usage() >= db.opts.write_buffer_size {
+            flush_recovered(db, &mem, &mut edit)?;
+            mem = Arc::new(MemTable::new());
         }
-        if reader.tail_dropped_bytes() > 0 {
-            tracing::warn!(wal = number, bytes = reader.tail_dropped_bytes(), "dropped a torn WAL tail");
-        }
-    }
+        Ok(())
+    })?;
     if !mem.is_empty() {
         flush_recovered(db, &mem, &mut edit)?;
     }
+    let max_seq = db.last_sequence.load(Ordering::Relaxed).max(replayed);
     db.last_sequence.store(max_seq, Ordering::Release);
     edit.log_number = Some(new_wal);
     edit.last_sequence = Some(max_seq);
