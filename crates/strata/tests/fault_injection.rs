@@ -428,7 +428,6 @@ fn a_failed_sync_among_concurrent_writers_fails_every_group_behind_it() {
 #[test]
 fn reads_after_open_find_every_live_file_already_open() {
     let mem = MemFs::new();
-    // No compaction after the reopen: its new files would be opened by the reads, rightly.
     let db = Db::open(dir(), manual_compaction_options(Arc::new(mem.clone()))).unwrap();
     let (mut h, mut rng) = (History::new(), Rng::new(11));
     write_batches(&db, &mut h, &mut rng, 300, &NO_SYNC);
@@ -439,6 +438,27 @@ fn reads_after_open_find_every_live_file_already_open() {
     let opened = fault.count(Op::Open);
     check_exact(&db, &h.state_after(300), "reads after reopen");
     assert_eq!(fault.count(Op::Open), opened, "a read opened a file");
+}
+
+/// Flush and compaction open their new files before installing them, so reads afterwards open
+/// none (opening a table reads its footer and pins its index and filter on the reader's thread).
+#[test]
+fn reads_after_a_flush_or_compaction_find_its_files_already_open() {
+    let fault = FaultFs::new(Arc::new(MemFs::new()));
+    let db = Db::open(dir(), manual_compaction_options(Arc::new(fault.clone()))).unwrap();
+    let (mut h, mut rng) = (History::new(), Rng::new(12));
+    for step in ["flush", "compaction"] {
+        write_batches(&db, &mut h, &mut rng, 150, &NO_SYNC);
+        if step == "flush" {
+            db.flush().unwrap();
+        } else {
+            db.compact_range(None, None).unwrap();
+        }
+        let opened = fault.count(Op::Open);
+        check_exact(&db, &h.state_after(h.len()), &format!("reads after a {step}"));
+        assert_eq!(fault.count(Op::Open), opened, "a read after a {step} opened a file");
+    }
+    assert!(table_and_blob_files(&fault).len() >= 2, "the writes made tables and blob files");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -459,6 +479,9 @@ const JOB_FAULTS: &[(Op, &str)] = &[
     (Op::Write, ".blob"),
     (Op::Sync, ".blob"),
     (Op::Read, ".sst"),
+    // Opening the job's new files before they are installed.
+    (Op::Open, ".sst"),
+    (Op::Open, ".blob"),
     (Op::SyncDir, "db"),
     (Op::Write, "MANIFEST"),
     (Op::Sync, "MANIFEST"),

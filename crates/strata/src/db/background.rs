@@ -289,6 +289,16 @@ impl DbInner {
         let deleted_tables: Vec<u64> =
             edit.deleted_files.iter().map(|&(_, n)| n).filter(|n| !moved.contains(n)).collect();
         let deleted_blobs = edit.deleted_blob_files.clone();
+        // Open the new files before any reader can see them, so that the first read of each does
+        // not pay on its own thread for reading the footer and pinning the index and filter
+        // (about a millisecond per 64 MiB table); RocksDB's flush and compaction jobs open their
+        // outputs too. A new file that cannot be opened fails the job rather than reach a version.
+        for (_, file) in &edit.new_files {
+            self.table_cache.table(file.number)?;
+        }
+        for blob in &edit.new_blob_files {
+            self.table_cache.blob(blob.number)?;
+        }
         let mut versions = self.versions.lock();
         let version = versions.log_and_apply(edit)?;
         let mut bg = self.bg.lock();
