@@ -955,3 +955,34 @@ fn unsynced_writes_never_sync_the_wal_across_memtable_switches() {
     fault.clear();
     assert_no_engine_panics();
 }
+
+/// A `sync=true` write whose sync of a closed WAL fails is refused before any of it is written:
+/// the database turns read-only, and a process crash afterwards recovers every earlier write
+/// (all were handed to the kernel) and nothing of the refused one.
+#[test]
+fn a_failed_sync_of_a_closed_wal_fails_the_synced_write_before_it_is_written() {
+    watch_background_panics();
+    let mem = MemFs::new();
+    let fault = FaultFs::new(Arc::new(mem.clone()));
+    let db = Db::open(dir(), manual_compaction_options(Arc::new(fault.clone()))).unwrap();
+    let (mut h, mut rng) = (History::new(), Rng::new(34));
+    let (old, _) = switch_with_unsynced_tail(&db, &fault, &mem, (&mut h, &mut rng), 5);
+    let before = h.len();
+    let name = old.file_name().unwrap().to_string_lossy().into_owned();
+    fault.add_rule(Rule::new(Op::Sync).on_path(&name));
+    let refused = h.push(random_batch(&mut rng, before));
+    let e = db.write(&SYNC, h.write_batch(refused)).expect_err("the synced write succeeded");
+    assert_eq!(
+        fault.injected_paths(),
+        vec![old.clone()],
+        "the closed WAL's sync was not the one that failed"
+    );
+    assert!(is_background(&e) || io_kind(&e).is_some(), "unexpected error {e:?}");
+    assert_read_only(&db, "after a failed sync of a closed WAL");
+    let image = mem.crash_clone(CrashMode::KeepUnsynced);
+    fault.set_sync_latency(Duration::ZERO);
+    drop(db);
+    let db = open(Arc::new(image), "process crash after the refused write");
+    check_exact(&db, &h.state_after(before), "process crash after a refused synced write");
+    assert_no_engine_panics();
+}

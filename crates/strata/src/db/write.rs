@@ -190,25 +190,31 @@ impl DbInner {
     }
 
     fn append_wal(&self, leader: &mut LeaderState, sync: bool) -> Result<()> {
-        if sync && !leader.wal_dir_synced {
-            // The WAL's directory entry must be durable before a sync=true write in it is
-            // acknowledged; sync=false writes promise nothing across power loss, so the fsync
-            // of the directory is deferred to the first synced write (off the switch path).
-            self.fs.sync_dir(&self.dir)?;
-            leader.wal_dir_synced = true;
+        if sync {
+            self.make_earlier_writes_durable(leader)?;
         }
         leader.wal.add_record(&leader.scratch)?;
         leader.wal_unsynced = true;
         self.stats.wal_bytes.fetch_add(leader.scratch.len() as u64, Ordering::Relaxed);
         if sync {
-            // Everything written before this group must be durable before it is acknowledged,
-            // including the unsynced tails of WALs closed since (see `switch_memtable`).
-            self.sync_closed_wals()?;
             leader.wal.sync()?;
             leader.wal_unsynced = false;
             self.stats.wal_syncs.fetch_add(1, Ordering::Relaxed);
         }
         Ok(())
+    }
+
+    /// What a `sync=true` group needs durable besides its own record, done before that record
+    /// is appended so that a failure leaves nothing of the group behind: the current WAL's
+    /// directory entry (deferred from the switch that created it: `sync=false` writes promise
+    /// nothing across power loss, so they do not pay for it), and the unsynced tails of the WALs
+    /// closed since (see `switch_memtable`).
+    fn make_earlier_writes_durable(&self, leader: &mut LeaderState) -> Result<()> {
+        if !leader.wal_dir_synced {
+            self.fs.sync_dir(&self.dir)?;
+            leader.wal_dir_synced = true;
+        }
+        self.sync_closed_wals()
     }
 
     /// Waits or slows down until the mutable memtable has room, switching it when full.
