@@ -986,3 +986,32 @@ fn a_failed_sync_of_a_closed_wal_fails_the_synced_write_before_it_is_written() {
     check_exact(&db, &h.state_after(before), "process crash after a refused synced write");
     assert_no_engine_panics();
 }
+
+/// `Db::sync_wal` makes every acknowledged `sync=false` write durable, those in a WAL closed by
+/// a switch included; a failed sync puts the database into the error state; a read-only handle
+/// refuses.
+#[test]
+fn sync_wal_makes_unsynced_writes_durable_and_a_failure_makes_the_database_read_only() {
+    watch_background_panics();
+    let mem = MemFs::new();
+    let fault = FaultFs::new(Arc::new(mem.clone()));
+    let db = Db::open(dir(), manual_compaction_options(Arc::new(fault.clone()))).unwrap();
+    let (mut h, mut rng) = (History::new(), Rng::new(35));
+    switch_with_unsynced_tail(&db, &fault, &mem, (&mut h, &mut rng), 5);
+    db.sync_wal().unwrap();
+    let image = mem.crash_clone(CrashMode::DropUnsynced);
+    let reopened = open(Arc::new(image.clone()), "power loss after sync_wal");
+    check_exact(&reopened, &h.state_after(h.len()), "power loss after sync_wal");
+    drop(reopened);
+    let read_only = Db::open_read_only(dir(), options(Arc::new(image))).unwrap();
+    assert!(matches!(read_only.sync_wal(), Err(Error::ReadOnly)), "a read-only handle synced");
+
+    write_batches(&db, &mut h, &mut rng, 3, &NO_SYNC);
+    fault.add_rule(Rule::new(Op::Sync).on_path(".log"));
+    assert!(db.sync_wal().is_err(), "sync_wal succeeded despite a failed fdatasync");
+    assert_read_only(&db, "after a failed sync_wal");
+    assert!(matches!(db.sync_wal(), Err(Error::Background(_))), "sync_wal in the error state");
+    fault.set_sync_latency(Duration::ZERO);
+    drop(db);
+    assert_no_engine_panics();
+}

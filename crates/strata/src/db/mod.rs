@@ -382,6 +382,35 @@ impl Db {
         self.inner.flush_and_wait()
     }
 
+    /// Makes every write acknowledged so far survive a power loss, as if the last one had been
+    /// made with `sync = true`: fdatasyncs each WAL file that holds unsynced writes (including
+    /// WALs closed by a memtable switch and not yet flushed) and makes the current WAL's
+    /// directory entry durable. Cheaper than syncing every write when an application can
+    /// choose its own durability points (RocksDB's `SyncWAL`). Writes made with `disable_wal`
+    /// are in no WAL and are not covered: [`Db::flush`] persists those.
+    ///
+    /// # Errors
+    /// `ReadOnly` on a read-only handle; `Background` when the database is already in the
+    /// error state; `Io` when a sync fails, which also puts the database into the read-only
+    /// error state, since a failed fsync is never retried (docs/durability.md).
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir()?;
+    /// use strata::{Db, Options, WriteOptions};
+    /// let db = Db::open(dir.path(), Options::default())?;
+    /// for i in 0..100u32 {
+    ///     db.put(&WriteOptions::default(), &i.to_be_bytes(), b"v")?; // sync = false
+    /// }
+    /// db.sync_wal()?; // all 100 now survive a power loss
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn sync_wal(&self) -> Result<()> {
+        if self.inner.read_only {
+            return Err(Error::ReadOnly);
+        }
+        self.inner.sync_wal_on_request()
+    }
+
     /// Compacts every file overlapping `[start, end]` (None = unbounded) down to the last level,
     /// after flushing the memtable. Drops deleted and overwritten data no snapshot needs.
     ///

@@ -443,13 +443,24 @@ impl DbInner {
     /// Syncs every WAL (used at close so `sync=false` writes also survive power loss after close).
     pub(crate) fn sync_wal(&self) -> Result<()> {
         let mut leader = self.leader.lock();
-        self.sync_closed_wals()?;
-        if !leader.wal_dir_synced {
-            self.fs.sync_dir(&self.dir)?;
-            leader.wal_dir_synced = true;
+        self.sync_all_wals(&mut leader)
+    }
+
+    /// [`Db::sync_wal`](crate::Db::sync_wal): as [`DbInner::sync_wal`], but refused in the error
+    /// state, and a failure puts the database into it (a failed sync is never retried).
+    pub(crate) fn sync_wal_on_request(&self) -> Result<()> {
+        let mut leader = self.leader.lock();
+        if let Some(e) = self.background_error() {
+            return Err(e);
         }
+        self.sync_all_wals(&mut leader).inspect_err(|e| self.set_background_error(e, "syncing the WAL"))
+    }
+
+    fn sync_all_wals(&self, leader: &mut LeaderState) -> Result<()> {
+        self.make_earlier_writes_durable(leader)?;
         leader.wal.sync()?;
         leader.wal_unsynced = false;
+        self.stats.wal_syncs.fetch_add(1, Ordering::Relaxed);
         Ok(())
     }
 }
