@@ -859,28 +859,53 @@ fn clean_close_makes_unsynced_writes_survive_power_loss() {
 // ---------------------------------------------------------------------------------------------
 // WAL switches
 
-/// Writes `sync=false` batches until the memtable switches to a new WAL, then `after` more
-/// into it; returns the old and the new WAL. Background flushes are slowed to a crawl first
-/// (every file sync takes `flush_sync`), so the old WAL is still needed when the test looks.
-fn switch_with_unsynced_tail(
-    db: &Db,
-    fault: &FaultFs,
-    mem: &MemFs,
-    (h, rng): (&mut History, &mut Rng),
-    after: usize,
-) -> (PathBuf, PathBuf) {
-    fault.set_sync_latency(Duration::from_millis(500));
-    let old = newest_wal(mem);
-    while newest_wal(mem) == old {
-        write_batches(db, h, rng, 1, &NO_SYNC);
+/// The setup of the WAL-switch tests: a database with manual compactions on `MemFs` behind
+/// `FaultFs`, and the history of what was written to it.
+struct SwitchCase {
+    mem: MemFs,
+    fault: FaultFs,
+    db: Db,
+    h: History,
+    rng: Rng,
+}
+
+impl SwitchCase {
+    fn new(seed: u64) -> Self {
+        let mem = MemFs::new();
+        let fault = FaultFs::new(Arc::new(mem.clone()));
+        let db = Db::open(dir(), manual_compaction_options(Arc::new(fault.clone()))).unwrap();
+        Self { mem, fault, db, h: History::new(), rng: Rng::new(seed) }
     }
-    write_batches(db, h, rng, after, &NO_SYNC);
-    assert_eq!(
-        db.stats().flushes.load(Relaxed),
-        0,
-        "precondition: the old memtable's flush must not have finished"
-    );
-    (old, newest_wal(mem))
+
+    fn write(&mut self, n: usize, opts: &WriteOptions) {
+        write_batches(&self.db, &mut self.h, &mut self.rng, n, opts);
+    }
+
+    /// Writes `sync=false` batches until the memtable switches to a new WAL, then `after` more
+    /// into it; returns the old and the new WAL. Every file sync is made to take 500 ms first,
+    /// so the old memtable's flush has not finished (and the old WAL is still needed) when the
+    /// test looks.
+    fn switch_with_unsynced_tail(&mut self, after: usize) -> (PathBuf, PathBuf) {
+        self.fault.set_sync_latency(Duration::from_millis(500));
+        let old = newest_wal(&self.mem);
+        while newest_wal(&self.mem) == old {
+            self.write(1, &NO_SYNC);
+        }
+        self.write(after, &NO_SYNC);
+        assert_eq!(
+            self.db.stats().flushes.load(Relaxed),
+            0,
+            "precondition: the old memtable's flush must not have finished"
+        );
+        (old, newest_wal(&self.mem))
+    }
+
+    /// Lets syncs run at full speed again and closes the database (errors are the test's to
+    /// check before).
+    fn close(self) {
+        self.fault.set_sync_latency(Duration::ZERO);
+        drop(self.db);
+    }
 }
 
 /// A power loss that keeps the new WAL's unsynced records but drops the old WAL's unsynced
@@ -889,32 +914,29 @@ fn switch_with_unsynced_tail(
 #[test]
 fn power_loss_after_a_switch_recovers_a_prefix_even_if_only_the_new_wal_was_written_back() {
     watch_background_panics();
-    let mem = MemFs::new();
-    let fault = FaultFs::new(Arc::new(mem.clone()));
-    let db = Db::open(dir(), manual_compaction_options(Arc::new(fault.clone()))).unwrap();
-    let (mut h, mut rng) = (History::new(), Rng::new(31));
-    write_batches(&db, &mut h, &mut rng, 20, &SYNC);
-    let synced = h.len();
-    let (old, new) = switch_with_unsynced_tail(&db, &fault, &mem, (&mut h, &mut rng), 10);
+    let mut c = SwitchCase::new(31);
+    c.write(20, &SYNC);
+    let synced = c.h.len();
+    let (old, new) = c.switch_with_unsynced_tail(10);
     // Any directory sync (another flush's, a compaction's) makes the new WAL's entry durable.
-    mem.sync_dir(&dir()).unwrap();
-    let image = mem.crash_clone_keeping_unsynced(&new);
+    c.mem.sync_dir(&dir()).unwrap();
+    let image = c.mem.crash_clone_keeping_unsynced(&new);
     assert!(
         image.contents(&old).is_some() && image.contents(&new).is_some(),
         "both WALs must be in the image"
     );
-    fault.set_sync_latency(Duration::ZERO);
-    drop(db);
+    let expected = c.h.state_after(synced);
+    c.close();
     let read_only = Db::open_read_only(dir(), options(Arc::new(image.clone()))).unwrap();
-    check_exact(&read_only, &h.state_after(synced), "read-only open after the power loss");
+    check_exact(&read_only, &expected, "read-only open after the power loss");
     drop(read_only);
     // Salvage mode replays the new WAL anyway: more data, but not a prefix.
     let salvage = Options { skip_corrupted_wal_records: true, ..options(Arc::new(image.clone())) };
     let salvaged = Db::open_read_only(dir(), salvage).unwrap();
-    assert_ne!(dump(&salvaged).unwrap(), h.state_after(synced), "salvage should replay the new WAL");
+    assert_ne!(dump(&salvaged).unwrap(), expected, "salvage should replay the new WAL");
     drop(salvaged);
     let db = open(Arc::new(image), "power loss after a switch");
-    check_exact(&db, &h.state_after(synced), "power loss that kept only the new WAL's unsynced records");
+    check_exact(&db, &expected, "power loss that kept only the new WAL's unsynced records");
     assert_no_engine_panics();
 }
 
@@ -923,17 +945,14 @@ fn power_loss_after_a_switch_recovers_a_prefix_even_if_only_the_new_wal_was_writ
 #[test]
 fn a_synced_write_after_a_switch_makes_the_closed_wal_durable() {
     watch_background_panics();
-    let mem = MemFs::new();
-    let fault = FaultFs::new(Arc::new(mem.clone()));
-    let db = Db::open(dir(), manual_compaction_options(Arc::new(fault.clone()))).unwrap();
-    let (mut h, mut rng) = (History::new(), Rng::new(32));
-    switch_with_unsynced_tail(&db, &fault, &mem, (&mut h, &mut rng), 5);
-    write_batches(&db, &mut h, &mut rng, 1, &SYNC);
-    let image = mem.crash_clone(CrashMode::DropUnsynced);
-    fault.set_sync_latency(Duration::ZERO);
-    drop(db);
+    let mut c = SwitchCase::new(32);
+    c.switch_with_unsynced_tail(5);
+    c.write(1, &SYNC);
+    let image = c.mem.crash_clone(CrashMode::DropUnsynced);
+    let expected = c.h.state_after(c.h.len());
+    c.close();
     let db = open(Arc::new(image), "power loss after a synced write");
-    check_exact(&db, &h.state_after(h.len()), "power loss after a synced write in the new WAL");
+    check_exact(&db, &expected, "power loss after a synced write in the new WAL");
     assert_no_engine_panics();
 }
 
@@ -962,28 +981,25 @@ fn unsynced_writes_never_sync_the_wal_across_memtable_switches() {
 #[test]
 fn a_failed_sync_of_a_closed_wal_fails_the_synced_write_before_it_is_written() {
     watch_background_panics();
-    let mem = MemFs::new();
-    let fault = FaultFs::new(Arc::new(mem.clone()));
-    let db = Db::open(dir(), manual_compaction_options(Arc::new(fault.clone()))).unwrap();
-    let (mut h, mut rng) = (History::new(), Rng::new(34));
-    let (old, _) = switch_with_unsynced_tail(&db, &fault, &mem, (&mut h, &mut rng), 5);
-    let before = h.len();
+    let mut c = SwitchCase::new(34);
+    let (old, _) = c.switch_with_unsynced_tail(5);
+    let before = c.h.len();
     let name = old.file_name().unwrap().to_string_lossy().into_owned();
-    fault.add_rule(Rule::new(Op::Sync).on_path(&name));
-    let refused = h.push(random_batch(&mut rng, before));
-    let e = db.write(&SYNC, h.write_batch(refused)).expect_err("the synced write succeeded");
+    c.fault.add_rule(Rule::new(Op::Sync).on_path(&name));
+    let refused = c.h.push(random_batch(&mut c.rng, before));
+    let e = c.db.write(&SYNC, c.h.write_batch(refused)).expect_err("the synced write succeeded");
     assert_eq!(
-        fault.injected_paths(),
+        c.fault.injected_paths(),
         vec![old.clone()],
         "the closed WAL's sync was not the one that failed"
     );
     assert!(is_background(&e) || io_kind(&e).is_some(), "unexpected error {e:?}");
-    assert_read_only(&db, "after a failed sync of a closed WAL");
-    let image = mem.crash_clone(CrashMode::KeepUnsynced);
-    fault.set_sync_latency(Duration::ZERO);
-    drop(db);
+    assert_read_only(&c.db, "after a failed sync of a closed WAL");
+    let image = c.mem.crash_clone(CrashMode::KeepUnsynced);
+    let expected = c.h.state_after(before);
+    c.close();
     let db = open(Arc::new(image), "process crash after the refused write");
-    check_exact(&db, &h.state_after(before), "process crash after a refused synced write");
+    check_exact(&db, &expected, "process crash after a refused synced write");
     assert_no_engine_panics();
 }
 
@@ -993,25 +1009,21 @@ fn a_failed_sync_of_a_closed_wal_fails_the_synced_write_before_it_is_written() {
 #[test]
 fn sync_wal_makes_unsynced_writes_durable_and_a_failure_makes_the_database_read_only() {
     watch_background_panics();
-    let mem = MemFs::new();
-    let fault = FaultFs::new(Arc::new(mem.clone()));
-    let db = Db::open(dir(), manual_compaction_options(Arc::new(fault.clone()))).unwrap();
-    let (mut h, mut rng) = (History::new(), Rng::new(35));
-    switch_with_unsynced_tail(&db, &fault, &mem, (&mut h, &mut rng), 5);
-    db.sync_wal().unwrap();
-    let image = mem.crash_clone(CrashMode::DropUnsynced);
+    let mut c = SwitchCase::new(35);
+    c.switch_with_unsynced_tail(5);
+    c.db.sync_wal().unwrap();
+    let image = c.mem.crash_clone(CrashMode::DropUnsynced);
     let reopened = open(Arc::new(image.clone()), "power loss after sync_wal");
-    check_exact(&reopened, &h.state_after(h.len()), "power loss after sync_wal");
+    check_exact(&reopened, &c.h.state_after(c.h.len()), "power loss after sync_wal");
     drop(reopened);
     let read_only = Db::open_read_only(dir(), options(Arc::new(image))).unwrap();
     assert!(matches!(read_only.sync_wal(), Err(Error::ReadOnly)), "a read-only handle synced");
 
-    write_batches(&db, &mut h, &mut rng, 3, &NO_SYNC);
-    fault.add_rule(Rule::new(Op::Sync).on_path(".log"));
-    assert!(db.sync_wal().is_err(), "sync_wal succeeded despite a failed fdatasync");
-    assert_read_only(&db, "after a failed sync_wal");
-    assert!(matches!(db.sync_wal(), Err(Error::Background(_))), "sync_wal in the error state");
-    fault.set_sync_latency(Duration::ZERO);
-    drop(db);
+    c.write(3, &NO_SYNC);
+    c.fault.add_rule(Rule::new(Op::Sync).on_path(".log"));
+    assert!(c.db.sync_wal().is_err(), "sync_wal succeeded despite a failed fdatasync");
+    assert_read_only(&c.db, "after a failed sync_wal");
+    assert!(matches!(c.db.sync_wal(), Err(Error::Background(_))), "sync_wal in the error state");
+    c.close();
     assert_no_engine_panics();
 }
