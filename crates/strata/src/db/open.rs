@@ -205,7 +205,9 @@ fn replay_batches(
 ) -> Result<u64> {
     let log_number = db.versions.lock().log_number();
     let salvage = db.opts.skip_corrupted_wal_records;
+    // The last sequence number replayed from each WAL that held a batch, and from all of them.
     let mut replayed_upto: HashMap<u64, u64> = HashMap::new();
+    let mut max_seq = 0;
     for (i, &number) in wals.iter().enumerate() {
         let file = db.fs.open_sequential(&filenames::wal(&db.dir, number))?;
         let mut reader = LogReader::new(file, salvage);
@@ -227,7 +229,7 @@ fn replay_batches(
                         }
                     );
                     if !salvage {
-                        return Ok(replayed_upto.values().copied().max().unwrap_or(0));
+                        return Ok(max_seq);
                     }
                 }
                 continue;
@@ -235,14 +237,16 @@ fn replay_batches(
             let batch = DecodedBatch::decode(&record).map_err(|e| wal_error(number, e))?;
             apply(number, &batch)?;
             if batch.count > 0 {
-                replayed_upto.insert(number, batch.first_seq + u64::from(batch.count) - 1);
+                let last = batch.first_seq + u64::from(batch.count) - 1;
+                replayed_upto.insert(number, last);
+                max_seq = max_seq.max(last);
             }
         }
         if reader.tail_dropped_bytes() > 0 {
             tracing::warn!(wal = number, bytes = reader.tail_dropped_bytes(), "dropped a torn WAL tail");
         }
     }
-    Ok(replayed_upto.values().copied().max().unwrap_or(0))
+    Ok(max_seq)
 }
 
 /// Adds one replayed batch's records to `mem`.
