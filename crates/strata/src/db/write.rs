@@ -197,10 +197,15 @@ impl DbInner {
         leader.wal_unsynced = true;
         self.stats.wal_bytes.fetch_add(leader.scratch.len() as u64, Ordering::Relaxed);
         if sync {
-            leader.wal.sync()?;
-            leader.wal_unsynced = false;
-            self.stats.wal_syncs.fetch_add(1, Ordering::Relaxed);
+            self.sync_current_wal(leader)?;
         }
+        Ok(())
+    }
+
+    fn sync_current_wal(&self, leader: &mut LeaderState) -> Result<()> {
+        leader.wal.sync()?;
+        leader.wal_unsynced = false;
+        self.stats.wal_syncs.fetch_add(1, Ordering::Relaxed);
         Ok(())
     }
 
@@ -458,10 +463,7 @@ impl DbInner {
 
     fn sync_all_wals(&self, leader: &mut LeaderState) -> Result<()> {
         self.make_earlier_writes_durable(leader)?;
-        leader.wal.sync()?;
-        leader.wal_unsynced = false;
-        self.stats.wal_syncs.fetch_add(1, Ordering::Relaxed);
-        Ok(())
+        self.sync_current_wal(leader)
     }
 }
 
