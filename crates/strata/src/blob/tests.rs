@@ -300,3 +300,34 @@ fn a_verified_neighbour_does_not_vouch_for_a_corrupt_record() {
         assert!(r.get(&wrong, &entries[0].0).unwrap_err().is_corruption());
     }
 }
+
+#[test]
+fn a_checked_raw_record_is_read_again_without_touching_it() {
+    let entries = entries();
+    for kind in kinds() {
+        let (data, ptrs) = write_file(kind, &entries);
+        let r = open_mapped(data).unwrap();
+        for ((k, v), p) in entries.iter().zip(&ptrs) {
+            assert!(!r.knows(p, k), "{kind:?} {k:?}: nothing checked yet");
+            let first = r.mapped_value(p, k).unwrap();
+            let raw = first.is_some();
+            assert_eq!(r.knows(p, k), raw, "{kind:?} {k:?}: only raw values are borrowed");
+            assert!(!r.knows(p, b"another key"), "a note vouches for one key only");
+            let wrong_size = BlobPointer { size: p.size + 1, ..*p };
+            assert!(!r.knows(&wrong_size, k), "nor for another pointer size");
+            assert_eq!(r.mapped_value(p, k).unwrap(), first);
+            assert!(r.get(p, k).unwrap() == *v, "{kind:?} {k:?}");
+        }
+    }
+}
+
+#[test]
+fn read_files_are_never_known() {
+    let entries = entries();
+    let (data, ptrs) = write_file(Compression::None, &entries);
+    let r = open(data).unwrap();
+    for ((k, v), p) in entries.iter().zip(&ptrs) {
+        assert!(r.get(p, k).unwrap() == *v);
+        assert!(!r.knows(p, k), "{k:?}");
+    }
+}
