@@ -51,15 +51,25 @@ impl BlobPointer {
     }
 
     /// Parses a pointer; malformed input or trailing bytes are `Error::Corruption`.
+    #[inline]
     pub fn decode(src: &[u8]) -> Result<BlobPointer> {
         let mut r = Reader::new(src);
-        let (Some(file_number), Some(offset), Some(size)) = (r.varint(), r.varint(), r.varint()) else {
-            return Err(Error::corruption("blob pointer: truncated or malformed varint"));
-        };
-        if !r.is_empty() {
-            return Err(Error::corruption(format!("blob pointer: {} trailing bytes", r.remaining().len())));
+        match (r.varint(), r.varint(), r.varint()) {
+            (Some(file_number), Some(offset), Some(size)) if r.is_empty() => {
+                Ok(BlobPointer { file_number, offset, size })
+            }
+            _ => Err(Self::malformed(src)),
         }
-        Ok(BlobPointer { file_number, offset, size })
+    }
+
+    /// The error for bytes that are not exactly one pointer (kept out of the inlined decode).
+    #[cold]
+    fn malformed(src: &[u8]) -> Error {
+        let mut r = Reader::new(src);
+        if r.varint().and(r.varint()).and(r.varint()).is_none() {
+            return Error::corruption("blob pointer: truncated or malformed varint");
+        }
+        Error::corruption(format!("blob pointer: {} trailing bytes", r.remaining().len()))
     }
 }
 

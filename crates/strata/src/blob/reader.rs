@@ -129,9 +129,10 @@ impl BlobReader {
 
     /// Like [`BlobReader::get`], replacing the contents of `out` (so a scan reuses one buffer).
     pub fn get_into(&self, ptr: &BlobPointer, user_key: &[u8], out: &mut Vec<u8>) -> Result<()> {
-        if let Some(range) = self.known_raw_value(ptr, user_key)? {
+        let known = self.known_raw_value(ptr, user_key)?;
+        if let Some(value) = known.and_then(|range| self.file.mapped()?.get(range)) {
             out.clear();
-            out.extend_from_slice(self.mapped_bytes(range));
+            out.extend_from_slice(value);
             return Ok(());
         }
         if let Some(rec) = self.mapped_record(ptr)? {
@@ -235,9 +236,10 @@ impl BlobReader {
         if known.fingerprint != KnownRecord::fingerprint(user_key, ptr.size) {
             return Ok(None);
         }
-        let map_len = self.file.mapped().map_or(0, <[u8]>::len);
+        // `record_size` checked the record against `data_end`, and only a mapped file has notes;
+        // `mapped_bytes` re-checks the range against the mapping anyway.
         let start = usize::try_from(ptr.offset).ok();
-        let end = start.and_then(|s| s.checked_add(size)).filter(|&e| e <= map_len);
+        let end = start.and_then(|s| s.checked_add(size));
         let value_start = start.and_then(|s| s.checked_add(known.head_len + user_key.len()));
         Ok(value_start.zip(end).filter(|(vs, e)| vs <= e).map(|(vs, e)| vs..e))
     }

@@ -26,13 +26,23 @@ pub struct MergingIterator {
     /// The best valid child other than `current` in `direction` as of the last full pick; `None`
     /// when `current` is the only valid child.
     runner_up: Option<usize>,
+    /// A copy of `runner_up`'s key as of that pick. The runner-up does not move until the next
+    /// pick, and comparing against the copy spares a walk down its iterator stack (level, table,
+    /// block) on every step.
+    runner_up_key: Vec<u8>,
     direction: Direction,
 }
 
 impl MergingIterator {
     /// Merges `children`; they must all use the internal-key order.
     pub fn new(children: Vec<Box<dyn InternalIterator>>) -> Self {
-        Self { children, current: None, runner_up: None, direction: Direction::Forward }
+        Self {
+            children,
+            current: None,
+            runner_up: None,
+            runner_up_key: Vec::new(),
+            direction: Direction::Forward,
+        }
     }
 
     /// Whether child `a` goes before child `b` in the order `want` asks for (`Less`: forward);
@@ -65,15 +75,27 @@ impl MergingIterator {
         }
         self.current = best;
         self.runner_up = second;
+        self.runner_up_key.clear();
+        if let Some(s) = second {
+            self.runner_up_key.extend_from_slice(self.children[s].key());
+        }
     }
 
     /// After the current child `cur` stepped in `want`'s direction (and no other child moved):
     /// keeps it current while it still goes before the runner-up, else scans every child.
     fn after_step(&mut self, cur: usize, want: Ordering) {
-        if self.children[cur].valid() && self.runner_up.is_none_or(|r| self.before(cur, r, want)) {
+        if self.children[cur].valid() && self.runner_up.is_none_or(|r| self.before_runner_up(cur, r, want)) {
             return;
         }
         self.pick(want);
+    }
+
+    /// `before(cur, r, want)` for the runner-up `r`, against its saved key.
+    fn before_runner_up(&self, cur: usize, r: usize, want: Ordering) -> bool {
+        match key::compare(self.children[cur].key(), &self.runner_up_key) {
+            Ordering::Equal => cur < r,
+            ord => ord == want,
+        }
     }
 
     fn find_smallest(&mut self) {

@@ -232,20 +232,23 @@ pub fn key_prefix(user_key: &[u8]) -> u64 {
 type Header = (usize, usize, usize, usize);
 
 /// Decodes the entry header at `p`, checking the entry lies before `limit`.
-#[inline]
+#[inline(always)]
 fn decode_header(data: &[u8], p: usize, limit: usize) -> Option<Header> {
     let src = data.get(p..limit)?;
     let (shared, unshared, vlen, hlen) = match src {
         // Fast path: all three varints are single bytes (the common case).
         [a, b, c, ..] if (a | b | c) < 0x80 => (*a as usize, *b as usize, *c as usize, 3),
-        _ => {
-            let mut r = Reader::new(src);
-            let (s, u, v) = (r.varint32()?, r.varint32()?, r.varint32()?);
-            (s as usize, u as usize, v as usize, src.len() - r.remaining().len())
-        }
+        _ => decode_long_header(src)?,
     };
     let body = hlen.checked_add(unshared)?.checked_add(vlen)?;
     (body <= src.len()).then_some((shared, unshared, vlen, hlen))
+}
+
+/// `decode_header`'s path for entries with a multi-byte length (kept out of the inlined part).
+fn decode_long_header(src: &[u8]) -> Option<Header> {
+    let mut r = Reader::new(src);
+    let (s, u, v) = (r.varint32()?, r.varint32()?, r.varint32()?);
+    Some((s as usize, u as usize, v as usize, src.len() - r.remaining().len()))
 }
 
 /// A cursor over one block. Owns an `Arc` of its block, so it is `'static` and can outlive the

@@ -12,11 +12,14 @@ use crate::error::{Error, Result};
 use crate::fs::RandomAccessFile;
 use crate::iter::InternalIterator;
 use crate::key;
+use crate::util::prefetch::prefetch_read;
 use crate::util::verified::VerifiedOffsets;
 
 use super::block::{key_prefix, Block, BlockIter};
 use super::bloom::BloomFilter;
-use super::format::{mapped_block_range, read_block, BlockHandle, Footer, TableProperties, FOOTER_LEN};
+use super::format::{
+    mapped_block_range, read_block, BlockHandle, Footer, TableProperties, BLOCK_TRAILER_LEN, FOOTER_LEN,
+};
 use super::prefix_index::PrefixIndex;
 use super::BlockCache;
 
@@ -283,6 +286,18 @@ impl Table {
         Ok(block)
     }
 
+    /// Starts loading every cache line of a mapped block at once. An iterator reads the block's
+    /// trailer, then its restart array, then a binary search's worth of restart keys, then a run
+    /// of entries: one cache miss after another unless they are all in flight together.
+    fn prefetch_mapped_block(&self, h: &BlockHandle) {
+        let Some(map) = self.file.mapped() else { return };
+        let (Ok(start), Ok(len)) = (usize::try_from(h.offset), usize::try_from(h.size)) else { return };
+        let end = start.saturating_add(len).saturating_add(BLOCK_TRAILER_LEN).min(map.len());
+        for line in (start..end).step_by(64) {
+            prefetch_read(map.as_ptr().wrapping_add(line));
+        }
+    }
+
     /// A two-level iterator over every entry.
     pub fn iter(self: &Arc<Self>, fill_cache: bool) -> TableIterator {
         TableIterator {
@@ -384,6 +399,7 @@ impl TableIterator {
         if self.data.is_some() && h == self.data_handle {
             return true;
         }
+        self.table.prefetch_mapped_block(&h);
         match self.table.data_block(&h, self.fill_cache) {
             Ok(block) => {
                 let old = self.data.take().map(BlockIter::into_buffer);

@@ -43,7 +43,16 @@ pub fn varint_len(mut v: u64) -> usize {
 }
 
 /// Decodes a varint from the start of `src`; returns the value and the bytes consumed.
+#[inline]
 pub fn get_varint(src: &[u8]) -> Option<(u64, usize)> {
+    // Most varints in blocks and pointers are single bytes: no loop, no call.
+    match src.first() {
+        Some(&b) if b < 0x80 => Some((u64::from(b), 1)),
+        _ => get_multibyte_varint(src),
+    }
+}
+
+fn get_multibyte_varint(src: &[u8]) -> Option<(u64, usize)> {
     let mut v: u64 = 0;
     for (i, &b) in src.iter().enumerate().take(10) {
         let part = u64::from(b & 0x7f);
@@ -108,12 +117,14 @@ impl<'a> Reader<'a> {
         Some(v)
     }
     /// Reads a varint.
+    #[inline]
     pub fn varint(&mut self) -> Option<u64> {
         let (v, n) = get_varint(self.buf)?;
         self.buf = &self.buf[n..];
         Some(v)
     }
     /// Reads a varint that fits in u32.
+    #[inline]
     pub fn varint32(&mut self) -> Option<u32> {
         u32::try_from(self.varint()?).ok()
     }
