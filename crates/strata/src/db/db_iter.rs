@@ -451,14 +451,13 @@ fn children(
         out.push(Box::new(imm.iter()));
     }
     for f in &sv.version.files[0] {
-        let table = db.table_cache.table(f.number)?;
-        out.push(Box::new(table.iter(fill_cache)));
+        out.push(Box::new(db.table_cache.table_iter(f.number, fill_cache)?));
     }
-    let weak = Arc::downgrade(db);
+    // A strong reference (the iterator holds one anyway): a weak one cost a downgrade and an
+    // upgrade per table opened, writes to the counters every reading thread shares.
+    let db = Arc::clone(db);
     let open: TableOpener = Arc::new(move |f| {
-        let db = weak.upgrade().ok_or(Error::Closed)?;
-        let table = db.table_cache.table(f.number)?;
-        Ok(Box::new(table.iter(fill_cache)) as Box<dyn InternalIterator>)
+        Ok(Box::new(db.table_cache.table_iter(f.number, fill_cache)?) as Box<dyn InternalIterator>)
     });
     for level in 1..NUM_LEVELS {
         if !sv.version.files[level].is_empty() {

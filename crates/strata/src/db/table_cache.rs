@@ -17,7 +17,7 @@ use crate::blob::BlobReader;
 use crate::db::filenames;
 use crate::error::Result;
 use crate::fs::FileSystem;
-use crate::sst::{BlockCache, Table};
+use crate::sst::{BlockCache, Table, TableIterator};
 
 /// A multiplicative hash for file numbers: they are small distinct integers, no DoS concern.
 #[derive(Default)]
@@ -117,6 +117,16 @@ impl TableCache {
         let table = Arc::new(Table::open(file, number, self.block_cache.clone())?);
         self.tables.insert(number, Arc::clone(&table));
         Ok(table)
+    }
+
+    /// An iterator over table `number`. It takes one reference to the table, not the two that
+    /// `table(number)?.iter()` takes and drops: each is a write to a counter every reading
+    /// thread shares, and iterators are made per seek.
+    pub fn table_iter(&self, number: u64, fill_cache: bool) -> Result<TableIterator> {
+        if let Some(t) = self.tables.map.load().get(&number) {
+            return Ok(t.iter(fill_cache));
+        }
+        Ok(self.table(number)?.iter(fill_cache))
     }
 
     /// Runs `f` on the open reader for table `number`, borrowed from the map without touching
