@@ -195,6 +195,9 @@ void strata_iter_get_error(const strata_iterator_t* iter, char** errptr);
 
 /* Flushes the memtable to an SST file and waits for it. */
 void strata_flush(strata_t* db, char** errptr);
+/* Makes every acknowledged write durable, as if each had been written with sync set (RocksDB's
+ * SyncWAL): fdatasyncs the current WAL and any older one still holding unsynced records. */
+void strata_sync_wal(strata_t* db, char** errptr);
 /* Compacts every file overlapping [start_key, limit_key] to the last level; a NULL key means
  * unbounded on that side. */
 void strata_compact_range(strata_t* db, const char* start_key, size_t start_key_len,

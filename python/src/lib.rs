@@ -483,6 +483,14 @@ impl PyDb {
         check(py, r)
     }
 
+    /// Makes every acknowledged write durable, as if each had been written with `sync=True`
+    /// (RocksDB's `SyncWAL`), without flushing the memtable.
+    fn sync_wal(&self, py: Python<'_>) -> PyResult<()> {
+        let db = self.handle(py)?;
+        let r = py.detach(|| db.sync_wal());
+        check(py, r)
+    }
+
     /// Compacts the key range from `start` to `stop` (None = unbounded) down to the last level.
     #[pyo3(signature = (start = None, stop = None))]
     fn compact_range(

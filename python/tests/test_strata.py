@@ -3,6 +3,7 @@
 import errno
 import gc
 import os
+import re
 import struct
 import sys
 import threading
@@ -109,6 +110,19 @@ def test_property_flush_compact(db):
     db.compact_range(start=b"k0500")
     assert db.get(b"k0999") == b"v999"
     assert int(db.property("strata.total-sst-files-size")) > 0
+
+
+def test_sync_wal_syncs_without_flushing(db):
+    def wal_syncs():
+        stats = db.property("strata.stats")
+        return int(re.search(r"wal: [0-9.]+ MB in (\d+) syncs", stats).group(1))
+
+    db.put(b"a", b"1")
+    before = wal_syncs()
+    db.sync_wal()
+    assert wal_syncs() == before + 1
+    assert db.property("strata.num-files-at-level0") == "0"
+    assert db[b"a"] == b"1"
 
 
 # --- mapping protocol ---------------------------------------------------------------------------
@@ -480,6 +494,7 @@ def test_calls_after_close_raise(path):
         lambda: db.snapshot(),
         lambda: db.write_batch(),
         lambda: db.flush(),
+        lambda: db.sync_wal(),
         lambda: db.compact_range(),
         lambda: db.property("strata.stats"),
         lambda: next(it),

@@ -1034,6 +1034,19 @@ pub unsafe extern "C" fn strata_flush(db: *mut strata_t, errptr: *mut *mut c_cha
     unsafe { finish(errptr, r, ()) }
 }
 
+/// Makes every acknowledged write durable, as if each had been written with `sync` set
+/// (RocksDB's `SyncWAL`): fdatasyncs the current WAL and any older one still holding unsynced
+/// records.
+#[no_mangle]
+pub unsafe extern "C" fn strata_sync_wal(db: *mut strata_t, errptr: *mut *mut c_char) {
+    let r = guard(|| {
+        // SAFETY: `db` is NULL or a live database handle (header contract).
+        unsafe { handle(db, "db") }?.db.sync_wal().map_err(err_str)
+    });
+    // SAFETY: `errptr` is NULL or a writable `char*` holding NULL or a malloc'd message (header).
+    unsafe { finish(errptr, r, ()) }
+}
+
 /// Compacts `[start, limit]`; a NULL `start` or `limit` means unbounded on that side.
 #[no_mangle]
 pub unsafe extern "C" fn strata_compact_range(

@@ -277,6 +277,10 @@ int main(int argc, char** argv) {
   CHECK_GET(db, ro, "k1", "changed");
   CHECK_GET(db, ro, "k2", NULL);
 
+  /* Make the unsynced writes above durable without a flush. */
+  strata_sync_wal(db, &err);
+  CHECK_NO_ERR(err);
+
   /* Flush, then the data is still there (now read from an SST file). */
   strata_flush(db, &err);
   CHECK_NO_ERR(err);
