@@ -212,14 +212,18 @@ impl BlobReader {
     /// Checks a record's framing and key, and its checksum unless this mapped record already
     /// passed it (see `verified`).
     fn checked_view(&self, rec: &[u8], offset: u64, user_key: &[u8]) -> Result<RecordView> {
-        let known_good = self.verified.contains(offset);
-        let view = if known_good { format::check_layout(rec) } else { format::parse_record(rec) };
+        let old_note = self.verified.note(offset);
+        let view = if old_note.is_some() { format::check_layout(rec) } else { format::parse_record(rec) };
         let view = view.map_err(|why| self.corrupt(offset, why))?;
         if !rec.get(view.key.clone()).is_some_and(|k| crate::key::same_user_key(k, user_key)) {
             return Err(self.corrupt(offset, "record belongs to a different key"));
         }
-        let known = KnownRecord::of(&view, user_key, rec.len() as u64);
-        self.verified.insert_with_note(offset, known.map_or(0, KnownRecord::encode));
+        let note = KnownRecord::of(&view, user_key, rec.len() as u64).map_or(0, KnownRecord::encode);
+        // Compressed records come through here on every read: leave an unchanged slot unwritten,
+        // so concurrent readers do not take its cache line from each other.
+        if old_note != Some(note) {
+            self.verified.insert_with_note(offset, note);
+        }
         Ok(view)
     }
 
