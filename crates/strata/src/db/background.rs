@@ -308,6 +308,11 @@ impl DbInner {
         bg.obsolete_tables.extend(deleted_tables);
         bg.obsolete_blobs.extend(deleted_blobs);
         self.bg_cv.notify_all();
+        drop(bg);
+        drop(versions);
+        // Outside the locks: a pooled iterator may hold the last reference to a flushed
+        // memtable, and freeing it takes a while.
+        self.iter_pool.clear();
         Ok(())
     }
 

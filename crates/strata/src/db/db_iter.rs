@@ -10,6 +10,7 @@ use std::ops::Range;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
+use super::iter_pool::PooledIter;
 use super::{DbInner, SuperVersion};
 use crate::blob::{BlobPointer, BlobReader};
 use crate::error::{Error, Result};
@@ -87,8 +88,41 @@ pub struct DbIterator {
     /// `value`.
     mapped_value: Option<Range<usize>>,
     error: Option<Error>,
-    _pinned: Arc<SuperVersion>,
+    /// The super version `iter` reads; `None` only once `drop` handed it to the pool.
+    pinned: Option<Arc<SuperVersion>>,
+    fill_cache: bool,
     _snapshot: Option<Snapshot>,
+}
+
+/// Buffers larger than this are not kept for the next iterator of the thread.
+const POOLED_BUFFER_LIMIT: usize = 64 << 10;
+
+impl Drop for DbIterator {
+    /// Leaves the internals to this thread's next iterator of the same super version, unless
+    /// something failed (children keep their first error).
+    fn drop(&mut self) {
+        if self.error.is_some() || self.iter.status().is_err() {
+            return;
+        }
+        let Some(sv) = self.pinned.take() else { return };
+        let keep = |buf: &mut Vec<u8>| {
+            let buf = std::mem::take(buf);
+            if buf.capacity() <= POOLED_BUFFER_LIMIT {
+                buf
+            } else {
+                Vec::new()
+            }
+        };
+        let entry = PooledIter {
+            sv,
+            fill_cache: self.fill_cache,
+            iter: std::mem::replace(&mut self.iter, MergingIterator::new(Vec::new())),
+            key: keep(&mut self.key),
+            value: keep(&mut self.value),
+            blob_file: self.blob_file.take(),
+        };
+        self.db.iter_pool.put(entry);
+    }
 }
 
 /// The smallest key greater than every key starting with `prefix`, if one exists.
@@ -112,12 +146,22 @@ fn tighter(a: Option<Vec<u8>>, b: Option<Vec<u8>>, pick_max: bool) -> Option<Vec
 
 impl DbIterator {
     pub(crate) fn new(db: Arc<DbInner>, opts: &ReadOptions) -> Result<Self> {
-        let pinned = db.super_version.load_full();
+        let current = db.super_version.load();
         let seq = match &opts.snapshot {
             Some(s) => s.sequence(),
             None => db.last_sequence.load(Ordering::Acquire),
         };
-        let iter = MergingIterator::new(children(&db, &pinned, opts.fill_cache)?);
+        // The internals the thread's last iterator left, if they read this super version: no
+        // shared reference count is touched (see `iter_pool`).
+        let (pinned, mut iter, key, value, blob_file) = match db.iter_pool.take(&current, opts.fill_cache) {
+            Some(p) => (p.sv, p.iter, p.key, p.value, p.blob_file),
+            None => {
+                let pinned = arc_swap::Guard::into_inner(current);
+                let iter = MergingIterator::new(children(&db, &pinned, opts.fill_cache)?);
+                (pinned, iter, Vec::new(), Vec::new(), None)
+            }
+        };
+        iter.forget_position();
         let prefix_upper = opts.prefix.as_deref().and_then(prefix_successor);
         Ok(Self {
             iter,
@@ -126,12 +170,13 @@ impl DbIterator {
             upper: tighter(opts.upper_bound.clone(), prefix_upper, false),
             direction: Direction::Forward,
             valid: false,
-            key: Vec::new(),
-            value: Vec::new(),
-            blob_file: None,
+            key,
+            value,
+            blob_file,
             mapped_value: None,
             error: None,
-            _pinned: pinned,
+            pinned: Some(pinned),
+            fill_cache: opts.fill_cache,
             _snapshot: opts.snapshot.clone(),
             db,
         })
@@ -453,10 +498,11 @@ fn children(
     for f in &sv.version.files[0] {
         out.push(Box::new(db.table_cache.table_iter(f.number, fill_cache)?));
     }
-    // A strong reference (the iterator holds one anyway): a weak one cost a downgrade and an
-    // upgrade per table opened, writes to the counters every reading thread shares.
-    let db = Arc::clone(db);
+    // Weak: the database's iterator pool keeps these children, and a strong reference would
+    // make the database own itself.
+    let weak = Arc::downgrade(db);
     let open: TableOpener = Arc::new(move |f| {
+        let db = weak.upgrade().ok_or(Error::Closed)?;
         Ok(Box::new(db.table_cache.table_iter(f.number, fill_cache)?) as Box<dyn InternalIterator>)
     });
     for level in 1..NUM_LEVELS {

@@ -26,6 +26,7 @@ mod db_iter;
 #[doc(hidden)]
 pub mod filenames;
 mod info_log;
+mod iter_pool;
 mod open;
 mod options_file;
 mod properties;
@@ -86,6 +87,8 @@ pub(crate) struct DbInner {
     pub bg: Mutex<background::BgState>,
     pub bg_cv: Condvar,
     pub stats: Stats,
+    /// Per thread, the internals of its last dropped iterator (see `iter_pool`).
+    pub(crate) iter_pool: iter_pool::IterPool,
     /// Set when the last handle is dropped, so long jobs can stop early.
     pub closing: AtomicBool,
     /// Set once a write skipped the WAL; such writes are flushed at close.

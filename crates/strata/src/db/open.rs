@@ -158,6 +158,7 @@ fn build_inner(
         bg: Mutex::new(BgState::default()),
         bg_cv: Condvar::new(),
         stats: Stats::default(),
+        iter_pool: Default::default(),
         closing: AtomicBool::new(false),
         unpersisted_writes: AtomicBool::new(false),
         flush_rate: AtomicU64::new(0),
@@ -358,6 +359,7 @@ fn replay_wals(db: &Arc<DbInner>, wals: &[u64], new_wal: u64) -> Result<()> {
     let version = db.versions.lock().log_and_apply(edit)?;
     let sv = db.super_version.load();
     db.super_version.store(Arc::new(SuperVersion { mem: Arc::clone(&sv.mem), imm: Vec::new(), version }));
+    db.iter_pool.clear();
     Ok(())
 }
 

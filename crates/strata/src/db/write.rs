@@ -419,6 +419,8 @@ impl DbInner {
             version: Arc::clone(&sv.version),
         }));
         self.bg_cv.notify_all();
+        drop(bg);
+        self.iter_pool.clear();
         Ok(())
     }
 

@@ -45,6 +45,15 @@ impl MergingIterator {
         }
     }
 
+    /// Forgets where it is, as if just created (the children keep their positions; any seek
+    /// repositions them all). For reusing a merging iterator over the same children.
+    pub fn forget_position(&mut self) {
+        self.current = None;
+        self.runner_up = None;
+        self.runner_up_key.clear();
+        self.direction = Direction::Forward;
+    }
+
     /// Whether child `a` goes before child `b` in the order `want` asks for (`Less`: forward);
     /// on equal keys the lower index goes first.
     fn before(&self, a: usize, b: usize, want: Ordering) -> bool {

@@ -1,0 +1,159 @@
+//! Keeps, per thread, the internals of the last iterator that thread dropped, so that the next
+//! [`Db::iter`](crate::Db::iter) on the same thread and super version reuses them. Building an
+//! iterator clones and later drops about fifteen `Arc`s that every reading thread shares (the
+//! super version, version, memtable, each L0 table and index block, ...); with two threads
+//! seeking, those counter writes were most of the difference between one and two threads
+//! (docs/performance.md, "seekrandom at t=2"). RocksDB keeps a thread-local super version for
+//! the same reason.
+//!
+//! This module owns the slots and when they are emptied. It must not decide whether an
+//! iterator may be reused (the iterator does: no error, same options) and must never hand out
+//! internals pinned to a super version other than the current one. A pooled entry pins its
+//! super version, so every slot is emptied when the super version changes; otherwise an idle
+//! thread would keep obsolete files mapped. Entries hold no strong reference to the database
+//! (the level iterators' table opener holds a weak one), so the pool, owned by the database,
+//! never keeps it alive.
+
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+use thread_local::ThreadLocal;
+
+use super::SuperVersion;
+use crate::blob::BlobReader;
+use crate::iter::merging::MergingIterator;
+
+/// What an iterator leaves behind for reuse.
+pub(crate) struct PooledIter {
+    pub sv: Arc<SuperVersion>,
+    pub fill_cache: bool,
+    pub iter: MergingIterator,
+    pub key: Vec<u8>,
+    pub value: Vec<u8>,
+    pub blob_file: Option<Arc<BlobReader>>,
+}
+
+/// One slot per thread that has dropped an iterator of this database.
+#[derive(Default)]
+pub(crate) struct IterPool {
+    slots: ThreadLocal<Mutex<Option<PooledIter>>>,
+}
+
+impl IterPool {
+    /// This thread's pooled internals if they were built for `sv` with `fill_cache`. A stale
+    /// entry is dropped.
+    pub fn take(&self, sv: &Arc<SuperVersion>, fill_cache: bool) -> Option<PooledIter> {
+        let entry = self.slots.get()?.lock().take()?;
+        (Arc::ptr_eq(&entry.sv, sv) && entry.fill_cache == fill_cache).then_some(entry)
+    }
+
+    /// Keeps `entry` in this thread's slot, replacing what was there.
+    pub fn put(&self, entry: PooledIter) {
+        let old = self.slots.get_or_default().lock().replace(entry);
+        drop(old);
+    }
+
+    /// Empties every thread's slot: the super version changed, so they are all stale.
+    pub fn clear(&self) {
+        let taken: Vec<PooledIter> = self.slots.iter().filter_map(|s| s.lock().take()).collect();
+        drop(taken);
+    }
+
+    /// Entries held across all threads.
+    #[cfg(test)]
+    pub fn len(&self) -> usize {
+        self.slots.iter().filter(|s| s.lock().is_some()).count()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{Db, Options, ReadOptions, WriteOptions};
+
+    fn keys(db: &Db, opts: &ReadOptions) -> Vec<Vec<u8>> {
+        let mut it = db.iter(opts).unwrap();
+        let mut out = Vec::new();
+        it.seek_to_first();
+        while it.valid() {
+            out.push(it.key().to_vec());
+            it.next();
+        }
+        it.status().unwrap();
+        out
+    }
+
+    #[test]
+    fn the_next_iterator_reuses_the_last_and_reads_as_a_new_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Db::open(dir.path(), Options::default()).unwrap();
+        let w = WriteOptions::default();
+        db.put(&w, b"a", b"1").unwrap();
+        assert_eq!(keys(&db, &ReadOptions::new()), [b"a".to_vec()]);
+        assert_eq!(db.inner.iter_pool.len(), 1, "the dropped iterator was kept");
+        let snap = db.snapshot();
+        db.put(&w, b"b", b"2").unwrap();
+        db.put(&w, b"c", b"3").unwrap();
+        // Same memtable, so the same super version: reused, with the new sequence number.
+        assert_eq!(keys(&db, &ReadOptions::new()), [b"a".to_vec(), b"b".to_vec(), b"c".to_vec()]);
+        let at_snap = ReadOptions { snapshot: Some(snap), ..ReadOptions::new() };
+        assert_eq!(keys(&db, &at_snap), [b"a".to_vec()]);
+        let bounded = ReadOptions { lower_bound: Some(b"b".to_vec()), ..ReadOptions::new() };
+        assert_eq!(keys(&db, &bounded), [b"b".to_vec(), b"c".to_vec()]);
+        let mut it = db.iter(&ReadOptions::new()).unwrap();
+        assert!(!it.valid(), "a reused iterator starts unpositioned");
+        it.next();
+        assert!(!it.valid());
+        it.seek(b"bb");
+        assert_eq!((it.key(), it.value()), (&b"c"[..], &b"3"[..]));
+    }
+
+    #[test]
+    fn a_new_super_version_empties_every_threads_slot() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Db::open(dir.path(), Options::default()).unwrap();
+        db.put(&WriteOptions::default(), b"a", b"1").unwrap();
+        keys(&db, &ReadOptions::new());
+        std::thread::scope(|s| {
+            s.spawn(|| keys(&db, &ReadOptions::new()));
+        });
+        assert_eq!(db.inner.iter_pool.len(), 2);
+        db.flush().unwrap();
+        assert_eq!(db.inner.iter_pool.len(), 0, "stale entries would keep old files mapped");
+        assert_eq!(keys(&db, &ReadOptions::new()), [b"a".to_vec()]);
+        // A compaction changes the version alone (the memtable is empty, nothing to switch).
+        assert_eq!(db.inner.iter_pool.len(), 1);
+        db.compact_range(None, None).unwrap();
+        assert_eq!(db.inner.iter_pool.len(), 0);
+        assert_eq!(keys(&db, &ReadOptions::new()), [b"a".to_vec()]);
+    }
+
+    #[test]
+    fn other_read_options_get_a_fresh_iterator() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Db::open(dir.path(), Options::default()).unwrap();
+        db.put(&WriteOptions::default(), b"a", b"1").unwrap();
+        db.flush().unwrap();
+        keys(&db, &ReadOptions::new());
+        let no_fill = ReadOptions { fill_cache: false, ..ReadOptions::new() };
+        let sv = db.inner.super_version.load_full();
+        assert!(db.inner.iter_pool.take(&sv, false).is_none(), "built with fill_cache");
+        assert_eq!(keys(&db, &no_fill), [b"a".to_vec()]);
+        assert!(db.inner.iter_pool.take(&sv, false).is_some());
+    }
+
+    #[test]
+    fn pooled_iterators_do_not_keep_the_database_open() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let db = Db::open(dir.path(), Options::default()).unwrap();
+            db.put(&WriteOptions::default(), b"a", b"1").unwrap();
+            // In the last level, so the pooled iterator holds a level iterator and its opener.
+            db.compact_range(None, None).unwrap();
+            keys(&db, &ReadOptions::new());
+            assert_eq!(db.inner.iter_pool.len(), 1);
+        }
+        // The lock is free again only if dropping the handle dropped the database.
+        let db = Db::open(dir.path(), Options::default()).unwrap();
+        assert_eq!(keys(&db, &ReadOptions::new()), [b"a".to_vec()]);
+    }
+}
