@@ -121,7 +121,7 @@ impl Drop for DbIterator {
             value: keep(&mut self.value),
             blob_file: self.blob_file.take(),
         };
-        self.db.iter_pool.put(entry);
+        self.db.iter_pool.put(entry, &self.db.super_version);
     }
 }
 

@@ -16,6 +16,7 @@
 
 use std::sync::Arc;
 
+use arc_swap::ArcSwap;
 use parking_lot::Mutex;
 use thread_local::ThreadLocal;
 
@@ -47,10 +48,17 @@ impl IterPool {
         (Arc::ptr_eq(&entry.sv, sv) && entry.fill_cache == fill_cache).then_some(entry)
     }
 
-    /// Keeps `entry` in this thread's slot, replacing what was there.
-    pub fn put(&self, entry: PooledIter) {
-        let old = self.slots.get_or_default().lock().replace(entry);
-        drop(old);
+    /// Keeps `entry` in this thread's slot, replacing what was there, if it reads the current
+    /// super version. An iterator that outlived an install would otherwise land in a slot that
+    /// install's `clear` already emptied, and pin obsolete files until the next change. The
+    /// check runs under the slot's lock: an install swaps the super version before its `clear`
+    /// locks the slot, so either the check sees the new super version or `clear` sees the entry.
+    pub fn put(&self, entry: PooledIter, current: &ArcSwap<SuperVersion>) {
+        let mut slot = self.slots.get_or_default().lock();
+        let replaced = slot.replace(entry);
+        let stale = slot.take_if(|e| !Arc::ptr_eq(&e.sv, &current.load()));
+        drop(slot);
+        drop((replaced, stale));
     }
 
     /// Empties every thread's slot: the super version changed, so they are all stale.
@@ -125,6 +133,18 @@ mod tests {
         db.compact_range(None, None).unwrap();
         assert_eq!(db.inner.iter_pool.len(), 0);
         assert_eq!(keys(&db, &ReadOptions::new()), [b"a".to_vec()]);
+    }
+
+    #[test]
+    fn an_iterator_that_outlived_an_install_is_not_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Db::open(dir.path(), Options::default()).unwrap();
+        db.put(&WriteOptions::default(), b"a", b"1").unwrap();
+        let mut it = db.iter(&ReadOptions::new()).unwrap();
+        it.seek_to_first();
+        db.flush().unwrap();
+        drop(it);
+        assert_eq!(db.inner.iter_pool.len(), 0, "it would pin the flushed memtable until the next change");
     }
 
     #[test]
