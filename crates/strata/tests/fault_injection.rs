@@ -374,6 +374,41 @@ fn concurrent_synced_writers_keep_every_acknowledged_write_through_power_loss() 
     assert_no_engine_panics();
 }
 
+/// A writer that finds the write queue idle writes without queueing; writers arriving during
+/// its (slow) sync queue up, are woken when it finishes, and commit together as one group.
+#[test]
+fn writers_arriving_during_a_solo_write_wait_for_it_and_commit_as_one_group() {
+    let fault = FaultFs::new(Arc::new(MemFs::new()));
+    let db = Arc::new(open(Arc::new(fault.clone()), "open"));
+    db.put(&SYNC, b"warm", b"up").unwrap();
+    fault.set_sync_latency(Duration::from_millis(200));
+    let syncs_before = db.stats().wal_syncs.load(Relaxed);
+    let (done_tx, done_rx) = std::sync::mpsc::channel();
+    let write = |key: &'static [u8]| {
+        let (db, done) = (Arc::clone(&db), done_tx.clone());
+        // Not scoped: a writer that is never woken must fail the test, not hang it.
+        std::thread::spawn(move || done.send(db.put(&SYNC, key, b"v")).unwrap());
+    };
+    write(b"solo");
+    // The solo writer is now inside its 200 ms sync; these two find it busy and queue.
+    std::thread::sleep(Duration::from_millis(50));
+    write(b"queued-a");
+    write(b"queued-b");
+    for _ in 0..3 {
+        let result = done_rx.recv_timeout(Duration::from_secs(20)).expect("a queued writer was never woken");
+        result.unwrap();
+    }
+    fault.set_sync_latency(Duration::ZERO);
+    assert_eq!(
+        db.stats().wal_syncs.load(Relaxed) - syncs_before,
+        2,
+        "one sync for the solo write, one for the group of the two queued writes"
+    );
+    for key in [&b"solo"[..], b"queued-a", b"queued-b"] {
+        assert!(db.get(&ReadOptions::default(), key).unwrap().is_some(), "{key:?} lost");
+    }
+}
+
 /// A WAL sync fails while writers are queued behind it: the failed group and every write after
 /// it fail, nothing is published past the failed group, reads never show a failed write, and
 /// what was acknowledged survives a reboot.
