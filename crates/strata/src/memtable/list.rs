@@ -153,8 +153,7 @@ impl EntryList {
         let start = self.tree.locate(&mut w.tree, self, user_key).map_or(self.head, Node);
         // The tree names a node of a smaller user key; this key's newer versions, and that
         // key's versions after the named one, lie between it and the new node's place.
-        let prev = self.walk(start, key, CmpOrdering::Equal);
-        let succ = self.next(prev);
+        let (prev, succ) = self.walk(start, key, CmpOrdering::Equal);
         debug_assert!(succ.is_none_or(|n| self.key(n) != key), "duplicate key");
         let known = (prev != self.head && self.has_user_key(prev, user_key))
             || succ.is_some_and(|n| self.has_user_key(n, user_key));
@@ -224,26 +223,31 @@ impl EntryList {
     }
 
     /// The last node from `from` on (`from` itself if none follows) whose key compares with
-    /// `target` below `limit`: `Equal` finds the last key `< target`, `Greater` the last
-    /// `<= target`. REQUIRES: `from` is `head` or has a key that compares below `limit`.
-    fn walk(&self, from: Node, target: &[u8], limit: CmpOrdering) -> Node {
+    /// `target` below `limit` (`Equal` finds the last key `< target`, `Greater` the last
+    /// `<= target`), and the successor the walk compared and stopped at. Callers that want the
+    /// first node past `target` must take that one: loading the link again could return a node
+    /// a concurrent insert has just linked in between, which may sort below `target`.
+    /// REQUIRES: `from` is `head` or has a key that compares below `limit`.
+    fn walk(&self, from: Node, target: &[u8], limit: CmpOrdering) -> (Node, Option<Node>) {
         let mut x = from;
-        while let Some(n) = self.next(x).filter(|&n| key::compare(self.key(n), target) < limit) {
-            x = n;
+        loop {
+            match self.next(x) {
+                Some(n) if key::compare(self.key(n), target) < limit => x = n,
+                past => return (x, past),
+            }
         }
-        x
     }
 
     /// The first node whose key is `>= target`.
     pub(super) fn seek(&self, target: &[u8]) -> Option<Node> {
         let start = self.start_before(Some(key::user_key(target)));
-        self.next(self.walk(start, target, CmpOrdering::Equal))
+        self.walk(start, target, CmpOrdering::Equal).1
     }
 
     /// The last node whose key is `< target`, or `<= target` when `inclusive`.
     pub(super) fn seek_before(&self, target: &[u8], inclusive: bool) -> Option<Node> {
         let limit = if inclusive { CmpOrdering::Greater } else { CmpOrdering::Equal };
-        let x = self.walk(self.start_before(Some(key::user_key(target))), target, limit);
+        let (x, _) = self.walk(self.start_before(Some(key::user_key(target))), target, limit);
         (x != self.head).then_some(x)
     }
 

@@ -210,6 +210,72 @@ fn readers_see_sorted_untorn_entries_while_one_writer_inserts() {
     assert_eq!(mem.num_entries(), N);
 }
 
+/// While one writer inserts keys in a scrambled order, every positioning call lands on the
+/// right side of its target: `seek` at or after it, `seek_for_prev` at or before it, and a
+/// `prev` before the sought position. A node linked in right after the search's last step
+/// must not be taken for the one it compared against (a reverse scan then started below keys
+/// it should have returned).
+#[test]
+fn seeks_land_on_the_right_side_of_their_target_while_one_writer_inserts() {
+    const N: u64 = 200_000;
+    let uk = |id: u64| format!("k{id:08}").into_bytes();
+    let scrambled = |i: u64| i.wrapping_mul(0x9e37_79b1) & 0xff_ffff;
+    let mem = Arc::new(MemTable::new());
+    let done = Arc::new(AtomicBool::new(false));
+    let readers: Vec<_> = (0..2u64)
+        .map(|r| {
+            let (mem, done) = (Arc::clone(&mem), Arc::clone(&done));
+            thread::spawn(move || {
+                let (mut it, mut i, mut checks) = (mem.iter(), r, 0u64);
+                while !done.load(Ordering::Acquire) {
+                    i = i.wrapping_add(7919);
+                    let target = seek_key(&uk(scrambled(i) + 1), (i % 5) * N / 5);
+                    let show = |it: &MemTableIterator| String::from_utf8_lossy(it.key()).into_owned();
+                    it.seek(&target);
+                    if it.valid() {
+                        assert_ne!(
+                            key::compare(it.key(), &target),
+                            CmpOrdering::Less,
+                            "seek landed before: {}",
+                            show(&it)
+                        );
+                        // A node inserted meanwhile may come between `target` and the sought
+                        // one; the step back must still go below where the seek landed.
+                        let sought = it.key().to_vec();
+                        it.prev();
+                        if it.valid() {
+                            assert_eq!(
+                                key::compare(it.key(), &sought),
+                                CmpOrdering::Less,
+                                "prev after seek: {}",
+                                show(&it)
+                            );
+                        }
+                    }
+                    it.seek_for_prev(&target);
+                    if it.valid() {
+                        assert_ne!(
+                            key::compare(it.key(), &target),
+                            CmpOrdering::Greater,
+                            "seek_for_prev: {}",
+                            show(&it)
+                        );
+                    }
+                    checks += 1;
+                }
+                checks
+            })
+        })
+        .collect();
+    for i in 0..N {
+        mem.add(i + 1, ValueKind::Put, &uk(scrambled(i)), b"v");
+    }
+    done.store(true, Ordering::Release);
+    for r in readers {
+        assert!(r.join().unwrap() > 0);
+    }
+}
+
 // ---- model-based iterator test ----
 
 #[derive(Debug, Clone)]
