@@ -10,8 +10,9 @@
 //!
 //! A writer that finds no leader and nobody queued is a group of one and skips the queue: it
 //! marks the queue `solo` (so writers arriving meanwhile queue up behind it), writes its batch
-//! from the caller's stack, and wakes the queue when done. This is the single-threaded case,
-//! where the queue's allocation, reference counts and extra locks were ~10% of a merge's time.
+//! from the caller's stack, and wakes the queue when done. This is the single-threaded case:
+//! skipping the queue's allocation, reference counts and extra locks made single-threaded
+//! mergerandom and updaterandom ~3% faster (4 alternating rounds each, 2026-11-26).
 
 use std::collections::VecDeque;
 use std::sync::atomic::Ordering;
