@@ -4,6 +4,14 @@
 //! would wait), and a small one that is never filled never becomes resident. It owns the
 //! mapping; it must not know what is stored in it.
 //!
+//! On Linux the mapping is shared anonymous memory. A private one would map the kernel's shared
+//! zero page on a slot's first read (a lookup of an absent key), and the first write to that
+//! slot's page then replaces it: a copy-on-write fault that must flush the page from every
+//! other CPU's TLB with an inter-processor interrupt, which on this VM costs up to hundreds of
+//! microseconds when the other vCPU is not running. A shared mapping allocates the page on the
+//! first touch, read or write, and maps it writable (docs/performance.md, "TLB shootdowns in
+//! the hash index"). It is excluded from `fork` children, which must not write into it.
+//!
 //! Measured and not kept (2026-11-25): advising these mappings onto transparent huge pages.
 //! Throughput did not move, but faulting a 2 MiB page in (zeroing, and compaction when free
 //! memory is fragmented) set mergerandom's slowest write to 4.5-4.8 ms against 0.5-0.6 ms.
@@ -13,9 +21,13 @@ use std::ptr::NonNull;
 
 /// One zero-filled mapping, unmapped on drop.
 pub(super) struct ZeroedMap {
-    /// Owns the mapping; only kept alive, never read through.
-    _map: memmap2::MmapMut,
     start: NonNull<u8>,
+    /// The mapping's length, for `munmap`.
+    #[cfg(target_os = "linux")]
+    len: usize,
+    /// Owns the mapping where memmap2 made it (targets other than Linux).
+    #[cfg(not(target_os = "linux"))]
+    _map: memmap2::MmapMut,
 }
 
 // SAFETY: the mapping is plain memory owned by this value; the pointer only addresses it.
@@ -28,17 +40,53 @@ impl ZeroedMap {
     /// `len` (non-zero) zero bytes, page-aligned. Running out of address space is treated like
     /// any failed allocation.
     pub(super) fn new(len: usize) -> ZeroedMap {
-        let Ok(mut map) = memmap2::MmapMut::map_anon(len.max(1)) else {
-            handle_alloc_error(Layout::from_size_align(len.max(1), 4096).unwrap_or(Layout::new::<u8>()))
+        let len = len.max(1);
+        #[cfg(target_os = "linux")]
+        let map = ZeroedMap { start: map_shared_zeroes(len), len };
+        #[cfg(not(target_os = "linux"))]
+        let map = {
+            let Ok(mut map) = memmap2::MmapMut::map_anon(len) else { out_of_memory(len) };
+            ZeroedMap { start: NonNull::new(map.as_mut_ptr()).unwrap_or(NonNull::dangling()), _map: map }
         };
-        let start = NonNull::new(map.as_mut_ptr()).unwrap_or(NonNull::dangling());
-        ZeroedMap { _map: map, start }
+        map
     }
 
     /// The first byte; page-aligned, valid for `len` bytes for as long as `self` lives.
     pub(super) fn start(&self) -> NonNull<u8> {
         self.start
     }
+}
+
+/// Maps `len` bytes of shared anonymous memory, left out of `fork` children.
+#[cfg(target_os = "linux")]
+fn map_shared_zeroes(len: usize) -> NonNull<u8> {
+    use rustix::mm::{madvise, mmap_anonymous, Advice, MapFlags, ProtFlags};
+    let prot = ProtFlags::READ | ProtFlags::WRITE;
+    // SAFETY: a new mapping at an address the kernel picks cannot overlap memory anything else
+    // owns; only this `ZeroedMap` addresses it, and its `Drop` unmaps it.
+    let Ok(ptr) = (unsafe { mmap_anonymous(std::ptr::null_mut(), len, prot, MapFlags::SHARED) }) else {
+        out_of_memory(len)
+    };
+    // A child of `fork` would otherwise share the pages and could write into a live index.
+    // Failure only loses that protection (kernels before 2.6.16), so it is not an error.
+    // SAFETY: `ptr..ptr + len` is exactly the mapping made above; the advice changes no contents.
+    let _ = unsafe { madvise(ptr, len, Advice::LinuxDontFork) };
+    NonNull::new(ptr.cast()).unwrap_or_else(|| out_of_memory(len))
+}
+
+#[cfg(target_os = "linux")]
+impl Drop for ZeroedMap {
+    fn drop(&mut self) {
+        // SAFETY: `start..start + len` is the mapping `map_shared_zeroes` made, unmapped only
+        // here; whoever stored pointers into it (the hash index) is gone or going with it.
+        // An error would mean the range was not mapped, which cannot happen; nothing to do.
+        let _ = unsafe { rustix::mm::munmap(self.start.as_ptr().cast(), self.len) };
+    }
+}
+
+/// Reports a failed mapping the way a failed allocation is reported.
+fn out_of_memory(len: usize) -> ! {
+    handle_alloc_error(Layout::from_size_align(len, 4096).unwrap_or(Layout::new::<u8>()))
 }
 
 #[cfg(test)]
@@ -58,5 +106,20 @@ mod tests {
             bytes[0] = 9;
             assert_eq!((bytes[0], bytes[len - 1]), (9, 7));
         }
+    }
+
+    /// The read-then-write pattern of the index must not go through the zero page: the mapping
+    /// is shared (`s` in /proc/self/maps) and not inherited by `fork` (`dc` in its VmFlags).
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn linux_maps_are_shared_and_not_inherited_by_fork() {
+        let map = ZeroedMap::new(3 << 20);
+        let start = map.start().as_ptr().addr();
+        let smaps = std::fs::read_to_string("/proc/self/smaps").expect("read /proc/self/smaps");
+        let mut lines = smaps.lines().skip_while(|line| !line.starts_with(&format!("{start:x}-")));
+        let header = lines.next().expect("the mapping is listed in /proc/self/smaps");
+        assert_eq!(header.split_whitespace().nth(1), Some("rw-s"), "{header}");
+        let flags = lines.find(|line| line.starts_with("VmFlags:")).expect("a VmFlags line");
+        assert!(flags.split_whitespace().any(|f| f == "dc"), "{flags}");
     }
 }
