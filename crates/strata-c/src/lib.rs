@@ -17,13 +17,12 @@
 // The `# Safety` contract of every exported function is the header's documentation.
 #![allow(clippy::missing_safety_doc)]
 
-use std::any::Any;
 use std::collections::BTreeMap;
 use std::ffi::{c_char, c_int, c_void, CStr};
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
 use std::ptr;
 
+use strata_engine::util::panics::catch_panic;
 use strata_engine::{merge, Compression, Db, DbIterator, Options, ReadOptions, Snapshot, WriteBatch};
 use strata_engine::{Error, WriteOptions};
 
@@ -77,28 +76,9 @@ type CResult<T> = Result<T, String>;
 // Helpers
 // ---------------------------------------------------------------------------------------------
 
-fn panic_message(payload: &(dyn Any + Send)) -> String {
-    let what = if let Some(s) = payload.downcast_ref::<&str>() {
-        (*s).to_string()
-    } else if let Some(s) = payload.downcast_ref::<String>() {
-        s.clone()
-    } else {
-        "unknown panic payload".to_string()
-    };
-    format!("internal error (panic): {what}")
-}
-
-/// Runs `f`, turning a panic into an error message. The payload is dropped under a second
-/// `catch_unwind`, since a payload's destructor may itself panic.
+/// Runs `f`, turning a panic into an error message.
 fn guard<T>(f: impl FnOnce() -> CResult<T>) -> CResult<T> {
-    match catch_unwind(AssertUnwindSafe(f)) {
-        Ok(r) => r,
-        Err(payload) => {
-            let msg = panic_message(&*payload);
-            let _ = catch_unwind(AssertUnwindSafe(move || drop(payload)));
-            Err(msg)
-        }
-    }
+    catch_panic(f).unwrap_or_else(|what| Err(format!("internal error (panic): {what}")))
 }
 
 /// Runs `f` where there is no `errptr`: a panic or an error gives `fallback`.

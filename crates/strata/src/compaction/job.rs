@@ -70,7 +70,13 @@ pub(crate) fn run(db: &DbInner, input: &mut dyn InternalIterator, spec: &OutputS
         key_buf: Vec::new(),
         ptr_buf: Vec::new(),
     };
-    match job.consume(input).and_then(|()| job.finish_all()) {
+    // A panic (an application's merge operator) is caught here, so its partial outputs are
+    // removed like those of a failed write.
+    let written = crate::util::panics::catch_panic(|| job.consume(input).and_then(|()| job.finish_all()))
+        .unwrap_or_else(|message| {
+            Err(Error::Background(format!("panicked while writing output files: {message}")))
+        });
+    match written {
         Ok(()) => Ok(job.out),
         Err(e) => {
             for path in &job.created {

@@ -151,14 +151,16 @@ impl DbInner {
                     self.bg_cv.wait(&mut bg);
                 }
             };
-            let (result, what) = match work {
-                Work::Flush => (self.flush_oldest(), "flush"),
-                Work::Compact(c) => (self.run_compaction(&c, false), "compaction"),
-            };
+            let what = if matches!(work, Work::Flush) { "flush" } else { "compaction" };
+            let result = run_job(what, || match work {
+                Work::Flush => self.flush_oldest(),
+                Work::Compact(c) => self.run_compaction(&c, false),
+            });
             let mut bg = self.bg.lock();
-            match what {
-                "flush" => bg.flushing = false,
-                _ => bg.compacting = false,
+            if what == "flush" {
+                bg.flushing = false;
+            } else {
+                bg.compacting = false;
             }
             if let Err(e) = result {
                 if !matches!(e, Error::Closed) {
@@ -528,7 +530,7 @@ impl DbInner {
             }
             bg.compacting = true;
         }
-        let result = self.compact_levels(start, end);
+        let result = run_job("manual compaction", || self.compact_levels(start, end));
         self.delete_obsolete_files();
         let mut bg = self.bg.lock();
         bg.compacting = false;
@@ -567,6 +569,14 @@ impl DbInner {
         }
         Ok(())
     }
+}
+
+/// Runs a flush or compaction; a panic inside it (an application's merge operator, or an engine
+/// bug) becomes a `Background` error, which puts the database into its read-only error state,
+/// instead of ending the thread with its job flag still set and every writer waiting for it.
+fn run_job<T>(what: &str, job: impl FnOnce() -> Result<T>) -> Result<T> {
+    crate::util::panics::catch_panic(job)
+        .unwrap_or_else(|message| Err(Error::Background(format!("{what} panicked: {message}"))))
 }
 
 fn edit_for(out: &Outputs, level: usize) -> VersionEdit {

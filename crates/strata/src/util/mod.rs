@@ -1,8 +1,9 @@
-//! Small shared helpers: integer coding, checksums, compression, prefetch hints and the
-//! verified-record map. Nothing here knows about files or keys.
+//! Small shared helpers: integer coding, checksums, compression, prefetch hints, the
+//! verified-record map and catching panics. Nothing here knows about files or keys.
 
 pub mod coding;
 pub mod compress;
 pub mod crc;
+pub mod panics;
 pub mod prefetch;
 pub mod verified;
