@@ -409,6 +409,46 @@ fn writers_arriving_during_a_solo_write_wait_for_it_and_commit_as_one_group() {
     }
 }
 
+/// Synced writers that keep writing share fdatasyncs: once a group has found them all queued,
+/// the next synced leader waits for the group's writers to come back instead of syncing for
+/// the first one alone, so each round of writes costs about one sync. Without that wait the
+/// first writer back found the queue empty and synced alone, and the rest formed a second
+/// group: about two syncs per round.
+#[test]
+fn synced_writers_that_keep_writing_share_one_sync_per_round() {
+    const ROUNDS: usize = 40;
+    const THREADS: usize = 4;
+    let fault = FaultFs::new(Arc::new(MemFs::new()));
+    let db = open(Arc::new(fault.clone()), "open");
+    db.put(&SYNC, b"warm", b"up").unwrap();
+    // Long enough that every writer is back and queued before a sync ends.
+    fault.set_sync_latency(Duration::from_millis(5));
+    let syncs_before = db.stats().wal_syncs.load(Relaxed);
+    std::thread::scope(|scope| {
+        for t in 0..THREADS {
+            let db = &db;
+            scope.spawn(move || {
+                for i in 0..ROUNDS {
+                    db.put(&SYNC, &writer_key(t, i), &writer_value(t, i)).unwrap();
+                }
+            });
+        }
+    });
+    fault.set_sync_latency(Duration::ZERO);
+    let syncs = db.stats().wal_syncs.load(Relaxed) - syncs_before;
+    // The first rounds find fewer writers queued; a writer slower than the gathering limit
+    // costs a sync more. Alternating groups would take ~2 * ROUNDS.
+    assert!(
+        syncs <= ROUNDS as u64 + ROUNDS as u64 / 2,
+        "{syncs} syncs for {ROUNDS} rounds of {THREADS} writers"
+    );
+    for t in 0..THREADS {
+        for i in 0..ROUNDS {
+            assert_eq!(db.get(&ReadOptions::default(), &writer_key(t, i)).unwrap(), Some(writer_value(t, i)));
+        }
+    }
+}
+
 /// A WAL sync fails while writers are queued behind it: the failed group and every write after
 /// it fail, nothing is published past the failed group, reads never show a failed write, and
 /// what was acknowledged survives a reboot.

@@ -13,6 +13,15 @@
 //! from the caller's stack, and wakes the queue when done. This is the single-threaded case:
 //! skipping the queue's allocation, reference counts and extra locks made single-threaded
 //! mergerandom and updaterandom ~3% faster (4 alternating rounds each, 2026-11-26).
+//!
+//! Synced writes gather: a group's fdatasync is the whole cost of a synced write, so when the
+//! last synced group found N writers queued, the next synced leader waits (at most
+//! `SYNC_GATHER_LIMIT`) until N are queued again before it takes its group, and a synced writer
+//! does not go solo while N > 1. Without the wait, the writers of a finished group are still
+//! waking up when the next leader takes the queue, so groups alternate between the writers that
+//! queued during the last sync and those that just returned (~4.8 per fdatasync at 8 writers);
+//! with it, all of them share one. A leader that waits in vain lowers N to what it found, so a
+//! burst of concurrency costs at most one wasted wait afterwards.
 
 use std::collections::VecDeque;
 use std::sync::atomic::Ordering;
@@ -42,6 +51,14 @@ pub(crate) const WAL_PREALLOCATION_BYTES: u64 = 128 << 10;
 
 /// A group is cut once it holds this many bytes, bounding the latency a leader adds.
 const MAX_GROUP_BYTES: usize = 1 << 20;
+
+/// The longest a synced leader waits for the writers of the last synced group to queue up again
+/// (module doc). About one fdatasync on this project's machine; 8 synced writers take ~100 us to
+/// return and queue up again on its 2 cores. `strata bench --benchmarks=fillrandom --sync=1
+/// --disable_wal=0 --value_size=100 --num=20000` (2026-11-26) at t=2 / 4 / 8 writers:
+/// 10.5k / 17.7k / 31.7k writes/s without the wait, 14.5k / 22.7k / 40k with it (50 and 100 us
+/// limits alike); t=1 never waits.
+const SYNC_GATHER_LIMIT: Duration = Duration::from_micros(100);
 
 /// Write rate allowed at the start of the slowdown range; it falls towards `MIN_DELAYED_RATE`
 /// as L0 or pending compaction bytes approach the stop thresholds.
@@ -118,6 +135,8 @@ pub(crate) struct ClosedWal {
 pub(crate) struct WriteQueue {
     state: Mutex<QueueState>,
     cv: Condvar,
+    /// Wakes a synced leader that is gathering (`QueueState::gather_target`).
+    gather_cv: Condvar,
 }
 
 #[derive(Default)]
@@ -127,6 +146,10 @@ struct QueueState {
     /// A writer that found `waiting` empty is writing without queueing. Nobody else leads
     /// until it is done.
     solo: bool,
+    /// Writers queued when the last synced group was taken: how many a synced leader expects.
+    synced_writers: usize,
+    /// Set while a synced leader waits for this many queued writers.
+    gather_target: Option<usize>,
 }
 
 /// What only the current leader touches.
@@ -172,8 +195,9 @@ impl DbInner {
     }
 
     fn write_queued(&self, opts: &WriteOptions, batch: WriteBatch) -> Result<()> {
+        let synced = opts.sync && !opts.disable_wal;
         let mut state = self.write_queue.state.lock();
-        if state.waiting.is_empty() && !state.solo {
+        if state.waiting.is_empty() && !state.solo && !(synced && state.synced_writers > 1) {
             state.solo = true;
             drop(state);
             let result = self.write_group(&[SoloWriter { batch: &batch, opts }]);
@@ -188,6 +212,9 @@ impl DbInner {
         }
         let me = Arc::new(Writer { batch, opts: *opts, result: Mutex::new(None) });
         state.waiting.push_back(Arc::clone(&me));
+        if state.gather_target.is_some_and(|n| state.waiting.len() >= n) {
+            self.write_queue.gather_cv.notify_one();
+        }
         loop {
             if let Some(r) = me.result.lock().take() {
                 return r;
@@ -196,6 +223,9 @@ impl DbInner {
                 break;
             }
             self.write_queue.cv.wait(&mut state);
+        }
+        if synced {
+            self.gather_synced_writers(&mut state);
         }
         let group = collect_group(&state.waiting);
         drop(state);
@@ -212,6 +242,23 @@ impl DbInner {
         self.write_queue.cv.notify_all();
         drop(state);
         result
+    }
+
+    /// Called by a synced leader at the front of the queue: waits (bounded) until as many
+    /// writers are queued as the last synced group found, then records how many it found.
+    fn gather_synced_writers(&self, state: &mut parking_lot::MutexGuard<'_, QueueState>) {
+        let target = state.synced_writers;
+        if state.waiting.len() < target {
+            let deadline = Instant::now() + SYNC_GATHER_LIMIT;
+            state.gather_target = Some(target);
+            while state.waiting.len() < target {
+                if self.write_queue.gather_cv.wait_until(state, deadline).timed_out() {
+                    break;
+                }
+            }
+            state.gather_target = None;
+        }
+        state.synced_writers = state.waiting.len();
     }
 
     fn write_group<M: GroupMember>(&self, group: &[M]) -> Result<()> {
