@@ -37,6 +37,8 @@ fn non_default() -> Options {
         soft_pending_compaction_bytes: 1 << 30,
         hard_pending_compaction_bytes: 2 << 30,
         max_background_jobs: 3,
+        compaction_nice: 7,
+        sync_gather_micros: 250,
         max_open_files: 500,
         skip_corrupted_wal_records: true,
         info_log: false,

@@ -62,6 +62,8 @@ pub struct EngineOptions {
     pub block_restart_interval: Option<usize>,
     /// strata only: `Options::compaction_nice`.
     pub compaction_nice: Option<u8>,
+    /// strata only: `Options::sync_gather_micros`.
+    pub sync_gather_micros: Option<u32>,
 }
 
 impl EngineOptions {
@@ -85,6 +87,7 @@ impl EngineOptions {
             block_size: None,
             block_restart_interval: None,
             compaction_nice: None,
+            sync_gather_micros: None,
         }
     }
 
@@ -107,6 +110,7 @@ impl EngineOptions {
             block_size: f.block_size,
             block_restart_interval: f.block_restart_interval,
             compaction_nice: f.compaction_nice,
+            sync_gather_micros: f.sync_gather_micros,
         }
     }
 }

@@ -54,6 +54,9 @@ fn options(o: &EngineOptions) -> Result<Options> {
     if let Some(v) = o.compaction_nice {
         opts.compaction_nice = v;
     }
+    if let Some(v) = o.sync_gather_micros {
+        opts.sync_gather_micros = v;
+    }
     if let Some(v) = o.target_file_size {
         opts.target_file_size = v;
     }

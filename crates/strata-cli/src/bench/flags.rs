@@ -53,6 +53,7 @@ pub struct Flags {
     pub engine: String,
     pub max_write_buffer_number: Option<usize>,
     pub compaction_nice: Option<u8>,
+    pub sync_gather_micros: Option<u32>,
     pub target_file_size_base: Option<u64>,
     pub level0_file_num_compaction_trigger: Option<usize>,
     pub block_size: Option<usize>,
@@ -228,6 +229,12 @@ pub static FLAGS: &[FlagSpec] = &[
     flag("compaction_nice", "", "strata: nice value of the compaction threads (0-19)", |f, v| {
         set_some(&mut f.compaction_nice, v)
     }),
+    flag(
+        "sync_gather_micros",
+        "",
+        "strata: longest wait (us) of a synced group for its writers (0: off)",
+        |f, v| set_some(&mut f.sync_gather_micros, v),
+    ),
     flag("target_file_size_base", "", "target SST file size", |f, v| {
         set_some(&mut f.target_file_size_base, v)
     }),

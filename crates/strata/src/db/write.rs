@@ -16,12 +16,16 @@
 //!
 //! Synced writes gather: a group's fdatasync is the whole cost of a synced write, so when the
 //! last synced group found N writers queued, the next synced leader waits (at most
-//! `SYNC_GATHER_LIMIT`) until N are queued again before it takes its group, and a synced writer
+//! `Options::sync_gather_micros`) until N are queued again before it takes its group, and a synced writer
 //! does not go solo while N > 1. Without the wait, the writers of a finished group are still
 //! waking up when the next leader takes the queue, so groups alternate between the writers that
 //! queued during the last sync and those that just returned (~4.8 per fdatasync at 8 writers);
 //! with it, all of them share one. A leader that waits in vain lowers N to what it found, so a
-//! burst of concurrency costs at most one wasted wait afterwards.
+//! burst of concurrency costs at most one wasted wait afterwards. `strata bench
+//! --benchmarks=fillrandom --sync=1 --disable_wal=0 --value_size=100 --num=20000`
+//! (2026-11-26) at t=2 / 4 / 8 writers: 10.5k / 17.7k / 31.7k writes/s without the wait, 14.5k /
+//! 22.7k / 40k with it (limits of 50 and 100 us alike; 8 writers take ~100 us to return and
+//! queue up again on two cores); t=1 never waits.
 
 use std::collections::VecDeque;
 use std::sync::atomic::Ordering;
@@ -51,14 +55,6 @@ pub(crate) const WAL_PREALLOCATION_BYTES: u64 = 128 << 10;
 
 /// A group is cut once it holds this many bytes, bounding the latency a leader adds.
 const MAX_GROUP_BYTES: usize = 1 << 20;
-
-/// The longest a synced leader waits for the writers of the last synced group to queue up again
-/// (module doc). About one fdatasync on this project's machine; 8 synced writers take ~100 us to
-/// return and queue up again on its 2 cores. `strata bench --benchmarks=fillrandom --sync=1
-/// --disable_wal=0 --value_size=100 --num=20000` (2026-11-26) at t=2 / 4 / 8 writers:
-/// 10.5k / 17.7k / 31.7k writes/s without the wait, 14.5k / 22.7k / 40k with it (50 and 100 us
-/// limits alike); t=1 never waits.
-const SYNC_GATHER_LIMIT: Duration = Duration::from_micros(100);
 
 /// Write rate allowed at the start of the slowdown range; it falls towards `MIN_DELAYED_RATE`
 /// as L0 or pending compaction bytes approach the stop thresholds.
@@ -195,7 +191,7 @@ impl DbInner {
     }
 
     fn write_queued(&self, opts: &WriteOptions, batch: WriteBatch) -> Result<()> {
-        let synced = opts.sync && !opts.disable_wal;
+        let synced = opts.sync && !opts.disable_wal && self.opts.sync_gather_micros > 0;
         let mut state = self.write_queue.state.lock();
         if state.waiting.is_empty() && !state.solo && !(synced && state.synced_writers > 1) {
             state.solo = true;
@@ -249,7 +245,7 @@ impl DbInner {
     fn gather_synced_writers(&self, state: &mut parking_lot::MutexGuard<'_, QueueState>) {
         let target = state.synced_writers;
         if state.waiting.len() < target {
-            let deadline = Instant::now() + SYNC_GATHER_LIMIT;
+            let deadline = Instant::now() + Duration::from_micros(u64::from(self.opts.sync_gather_micros));
             state.gather_target = Some(target);
             while state.waiting.len() < target {
                 if self.write_queue.gather_cv.wait_until(state, deadline).timed_out() {
