@@ -16,8 +16,8 @@
 //!
 //! Synced writes gather: a group's fdatasync is the whole cost of a synced write, so when the
 //! last synced group found N writers queued, the next synced leader waits (at most
-//! `Options::sync_gather_micros`) until N are queued again before it takes its group, and a synced writer
-//! does not go solo while N > 1. Without the wait, the writers of a finished group are still
+//! `Options::sync_gather_micros`) until N are queued again before it takes its group, and a
+//! synced writer does not go solo while N > 1. Without the wait, the writers of a finished group are still
 //! waking up when the next leader takes the queue, so groups alternate between the writers that
 //! queued during the last sync and those that just returned (~4.8 per fdatasync at 8 writers);
 //! with it, all of them share one. A leader that waits in vain lowers N to what it found, so a
