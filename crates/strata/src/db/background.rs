@@ -151,13 +151,14 @@ impl DbInner {
                     self.bg_cv.wait(&mut bg);
                 }
             };
-            let what = if matches!(work, Work::Flush) { "flush" } else { "compaction" };
+            let flush = matches!(work, Work::Flush);
+            let what = if flush { "flush" } else { "compaction" };
             let result = run_job(what, || match work {
                 Work::Flush => self.flush_oldest(),
                 Work::Compact(c) => self.run_compaction(&c, false),
             });
             let mut bg = self.bg.lock();
-            if what == "flush" {
+            if flush {
                 bg.flushing = false;
             } else {
                 bg.compacting = false;

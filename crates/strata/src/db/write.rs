@@ -17,11 +17,12 @@
 //! Synced writes gather: a group's fdatasync is the whole cost of a synced write, so when the
 //! last synced group found N writers queued, the next synced leader waits (at most
 //! `Options::sync_gather_micros`) until N are queued again before it takes its group, and a
-//! synced writer does not go solo while N > 1. Without the wait, the writers of a finished group are still
-//! waking up when the next leader takes the queue, so groups alternate between the writers that
-//! queued during the last sync and those that just returned (~4.8 per fdatasync at 8 writers);
-//! with it, all of them share one. A leader that waits in vain lowers N to what it found, so a
-//! burst of concurrency costs at most one wasted wait afterwards. `strata bench
+//! synced writer does not go solo while N > 1. Without the wait, the writers of a finished
+//! group are still waking up when the next leader takes the queue, so groups alternate between
+//! the writers that queued during the last sync and those that just returned (~4.8 per
+//! fdatasync at 8 writers); with it, all of them share one. A leader that waits in vain lowers
+//! N to what it found, so a burst of concurrency costs at most one wasted wait afterwards.
+//! `strata bench
 //! --benchmarks=fillrandom --sync=1 --disable_wal=0 --value_size=100 --num=20000`
 //! (2026-11-26) at t=2 / 4 / 8 writers: 10.5k / 17.7k / 31.7k writes/s without the wait, 14.5k /
 //! 22.7k / 40k with it (limits of 50 and 100 us alike; 8 writers take ~100 us to return and
@@ -191,9 +192,10 @@ impl DbInner {
     }
 
     fn write_queued(&self, opts: &WriteOptions, batch: WriteBatch) -> Result<()> {
-        let synced = opts.sync && !opts.disable_wal && self.opts.sync_gather_micros > 0;
+        // A synced write that may gather (module doc).
+        let gathers = opts.sync && !opts.disable_wal && self.opts.sync_gather_micros > 0;
         let mut state = self.write_queue.state.lock();
-        if state.waiting.is_empty() && !state.solo && !(synced && state.synced_writers > 1) {
+        if state.waiting.is_empty() && !state.solo && !(gathers && state.synced_writers > 1) {
             state.solo = true;
             drop(state);
             let result = self.write_group(&[SoloWriter { batch: &batch, opts }]);
@@ -220,7 +222,7 @@ impl DbInner {
             }
             self.write_queue.cv.wait(&mut state);
         }
-        if synced {
+        if gathers {
             self.gather_synced_writers(&mut state);
         }
         let group = collect_group(&state.waiting);
