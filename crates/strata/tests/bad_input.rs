@@ -105,6 +105,7 @@ fn invalid_options_name_the_option() {
         ("max_open_files", Options { max_open_files: 0, ..Options::default() }),
         ("compaction_nice", Options { compaction_nice: 20, ..Options::default() }),
         ("sync_gather_micros", Options { sync_gather_micros: 10_001, ..Options::default() }),
+        ("write_spin_micros", Options { write_spin_micros: 10_001, ..Options::default() }),
     ];
     for (n, (name, opts)) in cases.into_iter().enumerate() {
         let path = root.path().join(format!("db{n}"));

@@ -39,6 +39,7 @@ fn non_default() -> Options {
         max_background_jobs: 3,
         compaction_nice: 7,
         sync_gather_micros: 250,
+        write_spin_micros: 30,
         max_open_files: 500,
         skip_corrupted_wal_records: true,
         info_log: false,

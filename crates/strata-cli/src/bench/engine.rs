@@ -64,6 +64,8 @@ pub struct EngineOptions {
     pub compaction_nice: Option<u8>,
     /// strata only: `Options::sync_gather_micros`.
     pub sync_gather_micros: Option<u32>,
+    /// strata only: `Options::write_spin_micros`.
+    pub write_spin_micros: Option<u32>,
 }
 
 impl EngineOptions {
@@ -88,6 +90,7 @@ impl EngineOptions {
             block_restart_interval: None,
             compaction_nice: None,
             sync_gather_micros: None,
+            write_spin_micros: None,
         }
     }
 
@@ -111,6 +114,7 @@ impl EngineOptions {
             block_restart_interval: f.block_restart_interval,
             compaction_nice: f.compaction_nice,
             sync_gather_micros: f.sync_gather_micros,
+            write_spin_micros: f.write_spin_micros,
         }
     }
 }

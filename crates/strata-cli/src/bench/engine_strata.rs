@@ -57,6 +57,9 @@ fn options(o: &EngineOptions) -> Result<Options> {
     if let Some(v) = o.sync_gather_micros {
         opts.sync_gather_micros = v;
     }
+    if let Some(v) = o.write_spin_micros {
+        opts.write_spin_micros = v;
+    }
     if let Some(v) = o.target_file_size {
         opts.target_file_size = v;
     }

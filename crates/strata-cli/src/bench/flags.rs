@@ -54,6 +54,7 @@ pub struct Flags {
     pub max_write_buffer_number: Option<usize>,
     pub compaction_nice: Option<u8>,
     pub sync_gather_micros: Option<u32>,
+    pub write_spin_micros: Option<u32>,
     pub target_file_size_base: Option<u64>,
     pub level0_file_num_compaction_trigger: Option<usize>,
     pub block_size: Option<usize>,
@@ -234,6 +235,12 @@ pub static FLAGS: &[FlagSpec] = &[
         "",
         "strata: longest wait (us) of a synced group for its writers (0: off)",
         |f, v| set_some(&mut f.sync_gather_micros, v),
+    ),
+    flag(
+        "write_spin_micros",
+        "",
+        "strata: longest spin (us) of a queued writer before it blocks (0: off)",
+        |f, v| set_some(&mut f.write_spin_micros, v),
     ),
     flag("target_file_size_base", "", "target SST file size", |f, v| {
         set_some(&mut f.target_file_size_base, v)

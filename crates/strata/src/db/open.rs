@@ -7,6 +7,7 @@ use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
+use std::time::Duration;
 
 use arc_swap::ArcSwap;
 use parking_lot::{Condvar, Mutex};
@@ -141,6 +142,8 @@ fn build_inner(
     let block_cache = (opts.cache_size > 0).then(|| Arc::new(BlockCache::new(opts.cache_size)));
     let mem = Arc::new(MemTable::with_expected_keys(first_memtable_keys(&opts)));
     let last_seq = versions.last_sequence();
+    let spin_waits = std::thread::available_parallelism().is_ok_and(|n| n.get() > 1);
+    let write_spin = if spin_waits { u64::from(opts.write_spin_micros) } else { 0 };
     DbInner {
         dir: path.to_path_buf(),
         table_cache: TableCache::new(path.to_path_buf(), Arc::clone(&fs), opts.max_open_files, block_cache),
@@ -152,7 +155,7 @@ fn build_inner(
         versions: Mutex::new(versions),
         last_sequence: AtomicU64::new(last_seq),
         snapshots: Arc::new(SnapshotList::default()),
-        write_queue: WriteQueue::default(),
+        write_queue: WriteQueue::new(Duration::from_micros(write_spin)),
         leader: Mutex::new(LeaderState::new(wal, wal_number, mem)),
         closed_wals: Mutex::new(Vec::new()),
         bg: Mutex::new(BgState::default()),
@@ -162,7 +165,7 @@ fn build_inner(
         closing: AtomicBool::new(false),
         unpersisted_writes: AtomicBool::new(false),
         flush_rate: AtomicU64::new(0),
-        spin_waits: std::thread::available_parallelism().is_ok_and(|n| n.get() > 1),
+        spin_waits,
         read_only,
         fs,
         opts,

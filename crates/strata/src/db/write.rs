@@ -27,13 +27,20 @@
 //! (2026-11-26) at t=2 / 4 / 8 writers: 10.5k / 17.7k / 31.7k writes/s without the wait, 14.5k /
 //! 22.7k / 40k with it (limits of 50 and 100 us alike; 8 writers take ~100 us to return and
 //! queue up again on two cores); t=1 never waits.
+//!
+//! Waits spin before they block (`Options::write_spin_micros`, `util::spin`): a queued writer
+//! watches `WriteQueue::wakeups` and a gathering leader watches `WriteQueue::queued`, both
+//! unlocked and yielding the CPU between looks, then blocks on its condition variable if the
+//! spin ran out. Blocked, the writers of a finished group were woken in a chain of futex
+//! wake-ups, each needing a halted virtual CPU to be interrupted, and that chain, not the
+//! writers' own work, was most of the ~100 us a group of 8 took to come back after its sync.
 
 use std::collections::VecDeque;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use parking_lot::{Condvar, Mutex};
+use parking_lot::{Condvar, Mutex, MutexGuard};
 
 use super::{DbInner, SuperVersion};
 use crate::batch::{WriteBatch, HEADER_LEN};
@@ -42,6 +49,7 @@ use crate::error::{Error, Result};
 use crate::fs::WritableFile;
 use crate::memtable::MemTable;
 use crate::options::WriteOptions;
+use crate::util::spin::AdaptiveSpin;
 use crate::wal::LogWriter;
 use crate::wal_header::WalHeader;
 
@@ -128,12 +136,51 @@ pub(crate) struct ClosedWal {
 }
 
 /// Writers waiting for (or being served by) a leader.
-#[derive(Default)]
 pub(crate) struct WriteQueue {
     state: Mutex<QueueState>,
     cv: Condvar,
     /// Wakes a synced leader that is gathering (`QueueState::gather_target`).
     gather_cv: Condvar,
+    /// Bumped under `state` whenever `cv` is notified: what a spinning writer watches.
+    wakeups: AtomicU64,
+    /// `QueueState::waiting.len()`, stored under `state`: what a spinning gatherer watches.
+    queued: AtomicUsize,
+    /// How writers and gathering leaders spin before they block (module doc).
+    spin: AdaptiveSpin,
+}
+
+impl WriteQueue {
+    /// A queue whose waits spin at most `spin_limit` before blocking (zero: never).
+    pub fn new(spin_limit: Duration) -> Self {
+        Self {
+            state: Mutex::default(),
+            cv: Condvar::new(),
+            gather_cv: Condvar::new(),
+            wakeups: AtomicU64::new(0),
+            queued: AtomicUsize::new(0),
+            spin: AdaptiveSpin::new(spin_limit),
+        }
+    }
+
+    /// Wakes every queued writer; called with `state` held.
+    fn wake_all(&self) {
+        self.wakeups.fetch_add(1, Ordering::Release);
+        self.cv.notify_all();
+    }
+
+    /// Blocks a queued writer until the next `wake_all`, first spinning (unlocked) for it.
+    fn wait_for_wakeup(&self, state: &mut MutexGuard<'_, QueueState>) {
+        let seen = self.wakeups.load(Ordering::Relaxed);
+        if self.spin.enabled() {
+            MutexGuard::unlocked(state, || {
+                self.spin.spin_until(None, || self.wakeups.load(Ordering::Acquire) != seen);
+            });
+        }
+        // A wake-up between the spin's last look and the relock was notified to nobody.
+        if self.wakeups.load(Ordering::Relaxed) == seen {
+            self.cv.wait(state);
+        }
+    }
 }
 
 #[derive(Default)]
@@ -202,14 +249,15 @@ impl DbInner {
             let mut state = self.write_queue.state.lock();
             state.solo = false;
             let queued = !state.waiting.is_empty();
-            drop(state);
             if queued {
-                self.write_queue.cv.notify_all();
+                self.write_queue.wake_all();
             }
+            drop(state);
             return result;
         }
         let me = Arc::new(Writer { batch, opts: *opts, result: Mutex::new(None) });
         state.waiting.push_back(Arc::clone(&me));
+        self.write_queue.queued.store(state.waiting.len(), Ordering::Relaxed);
         if state.gather_target.is_some_and(|n| state.waiting.len() >= n) {
             self.write_queue.gather_cv.notify_one();
         }
@@ -220,7 +268,7 @@ impl DbInner {
             if !state.solo && state.waiting.front().is_some_and(|f| Arc::ptr_eq(f, &me)) {
                 break;
             }
-            self.write_queue.cv.wait(&mut state);
+            self.write_queue.wait_for_wakeup(&mut state);
         }
         if gathers {
             self.gather_synced_writers(&mut state);
@@ -237,17 +285,24 @@ impl DbInner {
                 *w.result.lock() = Some(result.as_ref().map(|_| ()).map_err(Error::duplicate));
             }
         }
-        self.write_queue.cv.notify_all();
+        self.write_queue.queued.store(state.waiting.len(), Ordering::Relaxed);
+        self.write_queue.wake_all();
         drop(state);
         result
     }
 
     /// Called by a synced leader at the front of the queue: waits (bounded) until as many
     /// writers are queued as the last synced group found, then records how many it found.
-    fn gather_synced_writers(&self, state: &mut parking_lot::MutexGuard<'_, QueueState>) {
+    fn gather_synced_writers(&self, state: &mut MutexGuard<'_, QueueState>) {
         let target = state.synced_writers;
         if state.waiting.len() < target {
             let deadline = Instant::now() + Duration::from_micros(u64::from(self.opts.sync_gather_micros));
+            let queue = &self.write_queue;
+            if queue.spin.enabled() {
+                MutexGuard::unlocked(state, || {
+                    queue.spin.spin_until(Some(deadline), || queue.queued.load(Ordering::Relaxed) >= target);
+                });
+            }
             state.gather_target = Some(target);
             while state.waiting.len() < target {
                 if self.write_queue.gather_cv.wait_until(state, deadline).timed_out() {
