@@ -79,6 +79,12 @@ void strata_options_set_bloom_bits_per_key(strata_options_t* options, int v);
 void strata_options_set_compression(strata_options_t* options, int v);
 /* Values at least this long go to blob files; 0 disables key-value separation (default 256). */
 void strata_options_set_min_blob_size(strata_options_t* options, size_t v);
+/* Longest wait (us) of a synced group's leader for the writers of the last synced group to queue
+ * up again, so they share one fdatasync (default 100; 0 disables; at most 10000). */
+void strata_options_set_sync_gather_micros(strata_options_t* options, uint32_t v);
+/* Longest spin (us, yielding the CPU) of a queued writer before it blocks (default 200; 0
+ * disables; at most 10000; never with one CPU). */
+void strata_options_set_write_spin_micros(strata_options_t* options, uint32_t v);
 /* Uses a built-in merge operator: "uint64add" (8-byte little-endian counters) or
  * "stringappend" (joins with ','). An unknown name is an error. */
 void strata_options_set_merge_operator_builtin(strata_options_t* options, const char* name,

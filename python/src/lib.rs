@@ -292,6 +292,8 @@ impl PyDb {
         compression = None,
         min_blob_size = None,
         merge_operator = None,
+        sync_gather_micros = None,
+        write_spin_micros = None,
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -305,6 +307,8 @@ impl PyDb {
         compression: Option<String>,
         min_blob_size: Option<usize>,
         merge_operator: Option<String>,
+        sync_gather_micros: Option<u32>,
+        write_spin_micros: Option<u32>,
     ) -> PyResult<Self> {
         let mut opts = Options { create_if_missing, error_if_exists, ..Options::default() };
         if let Some(v) = write_buffer_size {
@@ -322,6 +326,12 @@ impl PyDb {
         }
         if let Some(v) = min_blob_size {
             opts.min_blob_size = v;
+        }
+        if let Some(v) = sync_gather_micros {
+            opts.sync_gather_micros = v;
+        }
+        if let Some(v) = write_spin_micros {
+            opts.write_spin_micros = v;
         }
         if let Some(name) = merge_operator {
             match strata::merge::builtin(&name) {

@@ -154,6 +154,8 @@ class DB:
         compression: Optional[Literal["none", "snappy", "lz4", "zstd"]] = None,
         min_blob_size: Optional[int] = None,
         merge_operator: Optional[Literal["uint64add", "stringappend"]] = None,
+        sync_gather_micros: Optional[int] = None,
+        write_spin_micros: Optional[int] = None,
     ) -> "DB": ...
     @property
     def name(self) -> str: ...

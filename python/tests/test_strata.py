@@ -83,10 +83,14 @@ def test_options(path):
         bloom_bits_per_key=12,
         compression="lz4",
         min_blob_size=64,
+        sync_gather_micros=50,
+        write_spin_micros=0,
     ) as db:
         db.put(b"k", b"x" * 1000)
         db.flush()
         assert db.get(b"k") == b"x" * 1000
+    with pytest.raises(strata.InvalidArgumentError, match="write_spin_micros"):
+        strata.DB(path, write_spin_micros=10_001)
 
 
 def test_context_manager_closes(path):

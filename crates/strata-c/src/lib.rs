@@ -388,6 +388,18 @@ pub unsafe extern "C" fn strata_options_set_min_blob_size(options: *mut strata_o
     unsafe { with_options(options, |o| o.opts.min_blob_size = v) }
 }
 
+#[no_mangle]
+pub unsafe extern "C" fn strata_options_set_sync_gather_micros(options: *mut strata_options_t, v: u32) {
+    // SAFETY: `options` is NULL or a live options handle (header contract).
+    unsafe { with_options(options, |o| o.opts.sync_gather_micros = v) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn strata_options_set_write_spin_micros(options: *mut strata_options_t, v: u32) {
+    // SAFETY: `options` is NULL or a live options handle (header contract).
+    unsafe { with_options(options, |o| o.opts.write_spin_micros = v) }
+}
+
 /// Sets a built-in merge operator by name (`uint64add`, `stringappend`).
 #[no_mangle]
 pub unsafe extern "C" fn strata_options_set_merge_operator_builtin(

@@ -148,6 +148,15 @@ int main(int argc, char** argv) {
   EXPECT_ERR(err, "compression");
   strata_options_set_merge_operator_builtin(options, "no-such-operator", &err);
   EXPECT_ERR(err, "unknown merge operator");
+  strata_options_set_compression(options, strata_lz4_compression);
+  strata_options_set_write_spin_micros(options, 10001);
+  CHECK(strata_open(options, path, &err) == NULL);
+  EXPECT_ERR(err, "write_spin_micros");
+  strata_options_set_write_spin_micros(options, 50);
+  strata_options_set_sync_gather_micros(options, 10001);
+  CHECK(strata_open(options, path, &err) == NULL);
+  EXPECT_ERR(err, "sync_gather_micros");
+  strata_options_set_sync_gather_micros(options, 150);
 
   /* Open for real. */
   strata_options_set_compression(options, strata_lz4_compression);
