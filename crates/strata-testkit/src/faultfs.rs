@@ -68,6 +68,8 @@ pub enum Effect {
     /// For writes: the first `n` bytes (at most all but one) land, then the write fails. Other
     /// operations simply fail.
     Torn(usize),
+    /// The operation panics and changes nothing: a custom filesystem's bug.
+    Panic,
 }
 
 /// One fault-injection rule; build with [`Rule::new`] and the builder methods.
@@ -98,6 +100,11 @@ impl Rule {
     /// The error kind returned when the rule fires.
     pub fn kind(mut self, kind: ErrorKind) -> Self {
         self.effect = Effect::Fail(kind);
+        self
+    }
+    /// Makes the operation panic instead of failing.
+    pub fn panics(mut self) -> Self {
+        self.effect = Effect::Panic;
         self
     }
     /// Makes a firing write land its first `keep` bytes before failing.
@@ -264,6 +271,7 @@ impl FaultFs {
             None => Ok(()),
             Some(Effect::Fail(kind)) => Err(injected(paths[0], op, kind)),
             Some(Effect::Torn(_)) => Err(injected(paths[0], op, ErrorKind::Other)),
+            Some(Effect::Panic) => panic!("injected panic: {op:?} on {:?}", paths[0]),
         }
     }
 
@@ -298,6 +306,7 @@ impl WritableFile for FaultWritable {
         let landed = match self.fs.check(Op::Write, &[&self.path]) {
             Some(Effect::Fail(kind)) => return Err(injected(&self.path, Op::Write, kind)),
             Some(Effect::Torn(keep)) => Err(keep.min(data.len().saturating_sub(1))),
+            Some(Effect::Panic) => panic!("injected panic: write to {:?}", self.path),
             None => Ok(data.len()),
         };
         // A torn or out-of-space write still lands the bytes that "made it" before failing.

@@ -194,7 +194,10 @@ impl DbInner {
     pub(crate) fn set_background_error(&self, e: &Error, what: &str) {
         tracing::error!(error = %e, what, "database is now read-only");
         self.log_background_error(what, e);
-        self.bg.lock().error.get_or_insert_with(|| Error::Background(format!("{what}: {e}")));
+        self.bg.lock().error.get_or_insert_with(|| match e {
+            Error::Background(_) => e.duplicate(),
+            _ => Error::Background(format!("{what}: {e}")),
+        });
         self.bg_cv.notify_all();
     }
 
