@@ -1,6 +1,7 @@
 //! Counts panics in strata's background threads. A panic there does not reach the test thread
 //! (the engine catches it and turns it into the database's background error), so without this a
-//! flush that panicked under an injected fault could pass for an expected I/O failure. This module only counts; it must not swallow panics.
+//! flush that panicked under an injected fault could pass for an expected I/O failure. This
+//! module only counts; it must not swallow panics.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Once;

@@ -155,19 +155,11 @@ impl UnwindGuard<'_> {
     fn fail_the_turn(&self) {
         let e = Error::Background("a write panicked".to_string());
         self.db.set_background_error(&e, "write");
-        let queue = &self.db.write_queue;
-        let mut state = queue.state.lock();
         if self.group.is_empty() {
-            state.solo = false;
+            self.db.write_queue.finish_solo();
+        } else {
+            self.db.write_queue.finish_group(self.group, &Err(e));
         }
-        for (i, w) in self.group.iter().enumerate() {
-            state.waiting.pop_front();
-            if i > 0 {
-                *w.result.lock() = Some(Err(e.duplicate()));
-            }
-        }
-        queue.queued.store(state.waiting.len(), Ordering::Relaxed);
-        queue.wake_all();
     }
 }
 
@@ -204,6 +196,38 @@ impl WriteQueue {
             queued: AtomicUsize::new(0),
             spin: AdaptiveSpin::new(spin_limit),
         }
+    }
+
+    /// Queues `writer`, waking a gathering leader once enough writers are queued.
+    fn push(&self, state: &mut QueueState, writer: Arc<Writer>) {
+        state.waiting.push_back(writer);
+        self.queued.store(state.waiting.len(), Ordering::Relaxed);
+        if state.gather_target.is_some_and(|n| state.waiting.len() >= n) {
+            self.gather_cv.notify_one();
+        }
+    }
+
+    /// Ends a solo writer's turn: the next writer may lead, and whoever queued meanwhile wakes.
+    fn finish_solo(&self) {
+        let mut state = self.state.lock();
+        state.solo = false;
+        if !state.waiting.is_empty() {
+            self.wake_all();
+        }
+    }
+
+    /// Ends a leader's turn: takes its group (the leader first) off the queue, hands the other
+    /// members the group's result and wakes the queue.
+    fn finish_group(&self, group: &[Arc<Writer>], result: &Result<()>) {
+        let mut state = self.state.lock();
+        for (i, w) in group.iter().enumerate() {
+            state.waiting.pop_front();
+            if i > 0 {
+                *w.result.lock() = Some(result.as_ref().map(|_| ()).map_err(Error::duplicate));
+            }
+        }
+        self.queued.store(state.waiting.len(), Ordering::Relaxed);
+        self.wake_all();
     }
 
     /// Wakes every queued writer; called with `state` held.
@@ -292,21 +316,11 @@ impl DbInner {
             let unwinding = UnwindGuard { db: self, group: &[] };
             let result = self.write_group(&[SoloWriter { batch: &batch, opts }]);
             std::mem::forget(unwinding);
-            let mut state = self.write_queue.state.lock();
-            state.solo = false;
-            let queued = !state.waiting.is_empty();
-            if queued {
-                self.write_queue.wake_all();
-            }
-            drop(state);
+            self.write_queue.finish_solo();
             return result;
         }
         let me = Arc::new(Writer { batch, opts: *opts, result: Mutex::new(None) });
-        state.waiting.push_back(Arc::clone(&me));
-        self.write_queue.queued.store(state.waiting.len(), Ordering::Relaxed);
-        if state.gather_target.is_some_and(|n| state.waiting.len() >= n) {
-            self.write_queue.gather_cv.notify_one();
-        }
+        self.write_queue.push(&mut state, Arc::clone(&me));
         loop {
             if let Some(r) = me.result.lock().take() {
                 return r;
@@ -325,17 +339,7 @@ impl DbInner {
         let unwinding = UnwindGuard { db: self, group: &group };
         let result = self.write_group(&group);
         std::mem::forget(unwinding);
-
-        let mut state = self.write_queue.state.lock();
-        for w in &group {
-            state.waiting.pop_front();
-            if !Arc::ptr_eq(w, &me) {
-                *w.result.lock() = Some(result.as_ref().map(|_| ()).map_err(Error::duplicate));
-            }
-        }
-        self.write_queue.queued.store(state.waiting.len(), Ordering::Relaxed);
-        self.write_queue.wake_all();
-        drop(state);
+        self.write_queue.finish_group(&group, &result);
         result
     }
 
