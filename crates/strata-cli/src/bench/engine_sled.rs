@@ -6,7 +6,10 @@
 //! Must not: tune sled beyond what a flag asks for, or emulate what it lacks (compression in
 //! this build, a compaction) by extra work in the measured calls.
 
+use std::io::ErrorKind;
 use std::sync::Once;
+use std::thread;
+use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 use sled::{Batch, Config, Db};
@@ -43,10 +46,8 @@ impl SledDb {
                 eprintln!("sled: built without compression; --compression_type={name} ignored")
             });
         }
-        let db = Config::new()
-            .path(&path)
-            .cache_capacity(o.cache_size as u64)
-            .open()
+        let config = Config::new().path(&path).cache_capacity(o.cache_size as u64);
+        let db = open_after_close(&config, LOCK_RELEASE_WAIT)
             .with_context(|| format!("opening sled at {}", path.display()))?;
         if merge {
             db.set_merge_operator(uint64add);
@@ -72,6 +73,33 @@ impl SledDb {
         self.db.flush()?;
         Ok(())
     }
+}
+
+/// How long [`open_after_close`] waits for a lock a closed handle of this process still holds.
+const LOCK_RELEASE_WAIT: Duration = Duration::from_secs(5);
+
+/// Opens `config`'s database, waiting up to `wait` while its file lock is taken.
+///
+/// Dropping a `sled::Db` does not release its `flock` at once: sled's background flusher thread
+/// shares the file and closes it when it next wakes, which on a loaded machine can be after the
+/// harness (or a test) has reopened the directory (sled issues #1234 and #1289). Only that
+/// error is retried, so a lock another process keeps still fails, after the wait.
+fn open_after_close(config: &Config, wait: Duration) -> sled::Result<Db> {
+    let deadline = Instant::now() + wait;
+    loop {
+        match config.open() {
+            Err(sled::Error::Io(e)) if is_lock_taken(&e) && Instant::now() < deadline => {
+                thread::sleep(Duration::from_millis(20));
+            }
+            result => return result,
+        }
+    }
+}
+
+/// Whether an open failed because another handle holds the database's lock. sled 0.34 reports
+/// that as an `Other` error whose text carries the `flock` failure.
+fn is_lock_taken(e: &std::io::Error) -> bool {
+    e.kind() == ErrorKind::WouldBlock || e.to_string().starts_with("could not acquire lock")
 }
 
 /// RocksDB's `UInt64AddOperator`: 8-byte little-endian counters; a missing or malformed value
@@ -208,5 +236,19 @@ mod tests {
         o.merge_operator = Some("stringappend".into());
         let err = SledDb::open(&o).err().unwrap().to_string();
         assert!(err.contains("unknown --merge_operator"), "{err}");
+    }
+
+    #[test]
+    fn a_lock_held_by_an_open_handle_still_fails_after_the_wait() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = Config::new().path(dir.path().join(DIR));
+        let held = open_after_close(&config, Duration::ZERO).unwrap();
+        let started = Instant::now();
+        let err = open_after_close(&config, Duration::from_millis(200)).err().expect("the lock is held");
+        assert!(started.elapsed() >= Duration::from_millis(200), "it waited: {err:?}");
+        assert!(matches!(&err, sled::Error::Io(e) if is_lock_taken(e)), "{err:?}");
+        drop(held);
+        // The closed handle's lock is released once sled's flusher lets go of the file.
+        drop(open_after_close(&config, LOCK_RELEASE_WAIT).unwrap());
     }
 }
