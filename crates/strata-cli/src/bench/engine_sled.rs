@@ -244,7 +244,7 @@ mod tests {
         let config = Config::new().path(dir.path().join(DIR));
         let held = open_after_close(&config, Duration::ZERO).unwrap();
         let started = Instant::now();
-        let err = open_after_close(&config, Duration::from_millis(200)).err().expect("the lock is held");
+        let err = open_after_close(&config, Duration::from_millis(200)).expect_err("the lock is held");
         assert!(started.elapsed() >= Duration::from_millis(200), "it waited: {err:?}");
         assert!(matches!(&err, sled::Error::Io(e) if is_lock_taken(e)), "{err:?}");
         drop(held);
