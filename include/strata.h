@@ -89,6 +89,12 @@ void strata_options_set_write_spin_micros(strata_options_t* options, uint32_t v)
  * "stringappend" (joins with ','). An unknown name is an error. */
 void strata_options_set_merge_operator_builtin(strata_options_t* options, const char* name,
                                                char** errptr);
+/* Sets any options by name, as "key=value;key=value" (RocksDB's GetOptionsFromString): the names
+ * and value syntax of the OPTIONS file, e.g. "cache_size=1G;compression_per_level=none:lz4".
+ * On error (an unknown or repeated option, a bad value, options that do not validate) sets
+ * *errptr naming the option and leaves the options unchanged. A valid setting replaces an
+ * earlier setter's error for the same option. */
+void strata_options_set_from_string(strata_options_t* options, const char* text, char** errptr);
 
 /* Options read from an options file in the layout of the OPTIONS-NNNNNN files a database keeps
  * (RocksDB-style INI). Returns NULL and sets *errptr on error; an unknown option names its line.

@@ -294,6 +294,7 @@ impl PyDb {
         merge_operator = None,
         sync_gather_micros = None,
         write_spin_micros = None,
+        options = None,
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -309,6 +310,7 @@ impl PyDb {
         merge_operator: Option<String>,
         sync_gather_micros: Option<u32>,
         write_spin_micros: Option<u32>,
+        options: Option<String>,
     ) -> PyResult<Self> {
         let mut opts = Options { create_if_missing, error_if_exists, ..Options::default() };
         if let Some(v) = write_buffer_size {
@@ -343,6 +345,10 @@ impl PyDb {
                     ))
                 }
             }
+        }
+        if let Some(text) = options {
+            // Last, so that it wins over the keyword arguments (which all have defaults).
+            opts = check(py, opts.with_option_string(&text))?;
         }
         let has_merge_operator = opts.merge_operator.is_some();
         let r = py.detach(|| Db::open(&path, opts));

@@ -156,6 +156,7 @@ class DB:
         merge_operator: Optional[Literal["uint64add", "stringappend"]] = None,
         sync_gather_micros: Optional[int] = None,
         write_spin_micros: Optional[int] = None,
+        options: Optional[str] = None,
     ) -> "DB": ...
     @property
     def name(self) -> str: ...

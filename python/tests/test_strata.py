@@ -93,6 +93,22 @@ def test_options(path):
         strata.DB(path, write_spin_micros=10_001)
 
 
+def test_options_string_sets_any_option_and_wins_over_keywords(path):
+    text = "level0_compaction_trigger=7; compression_per_level=none:zstd; write_buffer_size=2M"
+    with strata.DB(path, write_buffer_size=1 << 20, options=text):
+        pass
+    saved = [f for f in os.listdir(path) if f.startswith("OPTIONS-")]
+    assert len(saved) == 1
+    with open(os.path.join(path, saved[0])) as f:
+        written = f.read()
+    for line in ("level0_compaction_trigger=7", "compression_per_level=none:zstd", "write_buffer_size=2097152"):
+        assert line in written, written
+    with pytest.raises(strata.InvalidArgumentError, match="did you mean 'block_size'"):
+        strata.DB(path, options="block_sise=4K")
+    with pytest.raises(strata.InvalidArgumentError, match="set twice"):
+        strata.DB(path, options="cache_size=1M;cache_size=2M")
+
+
 def test_context_manager_closes(path):
     with strata.DB(path) as db:
         db.put(b"a", b"1")

@@ -400,6 +400,32 @@ pub unsafe extern "C" fn strata_options_set_write_spin_micros(options: *mut stra
     unsafe { with_options(options, |o| o.opts.write_spin_micros = v) }
 }
 
+/// Sets options by name from `key=value;key=value` ([`Options::with_option_string`]); on error the
+/// options are left as they were.
+#[no_mangle]
+pub unsafe extern "C" fn strata_options_set_from_string(
+    options: *mut strata_options_t,
+    text: *const c_char,
+    errptr: *mut *mut c_char,
+) {
+    let r = guard(|| {
+        // SAFETY: `options` is NULL or a live options handle (header contract).
+        let o = unsafe { handle_mut(options, "options") }?;
+        // SAFETY: `text` is NULL or a NUL-terminated string (header contract).
+        let text = unsafe { c_str(text, "options text") }?
+            .to_str()
+            .map_err(|_| "invalid argument: options text is not UTF-8".to_string())?;
+        o.opts = o.opts.clone().with_option_string(text).map_err(err_str)?;
+        // The options the text set replace an earlier setter's deferred error for them.
+        for key in text.split(';').filter_map(|pair| pair.split_once('=')).map(|(k, _)| k.trim()) {
+            o.errors.remove(key);
+        }
+        Ok(())
+    });
+    // SAFETY: `errptr` is NULL or a writable `char*` holding NULL or a malloc'd message (header).
+    unsafe { finish(errptr, r, ()) }
+}
+
 /// Sets a built-in merge operator by name (`uint64add`, `stringappend`).
 #[no_mangle]
 pub unsafe extern "C" fn strata_options_set_merge_operator_builtin(

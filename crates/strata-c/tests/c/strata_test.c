@@ -158,6 +158,23 @@ int main(int argc, char** argv) {
   EXPECT_ERR(err, "sync_gather_micros");
   strata_options_set_sync_gather_micros(options, 150);
 
+  /* Any option by name in one string; a bad one is an error naming it and changes nothing. */
+  strata_options_set_from_string(options, "cache_size=8M; block_sise=4K", &err);
+  EXPECT_ERR(err, "did you mean 'block_size'");
+  strata_options_set_from_string(options, "write_spin_micros=10001", &err);
+  EXPECT_ERR(err, "write_spin_micros");
+  strata_options_set_from_string(options, NULL, &err);
+  EXPECT_ERR(err, "is NULL");
+  strata_options_set_bloom_bits_per_key(options, -1); /* an error for open... */
+  strata_options_set_from_string(options, "bloom_bits_per_key=12; level0_compaction_trigger=6", &err);
+  CHECK_NO_ERR(err); /* ...that this valid setting replaces: open fails for another reason */
+  strata_options_set_create_if_missing(options, 0);
+  CHECK(strata_open(options, missing, &err) == NULL);
+  CHECK(err != NULL && strstr(err, "bloom_bits_per_key") == NULL);
+  strata_free(err);
+  err = NULL;
+  strata_options_set_create_if_missing(options, 1);
+
   /* Open for real. */
   strata_options_set_compression(options, strata_lz4_compression);
   strata_options_set_write_buffer_size(options, 1 << 20);
@@ -402,6 +419,11 @@ int main(int argc, char** argv) {
   }
   /* error_if_exists now refuses it. */
   strata_close(db);
+  strata_options_set_from_string(options, "error_if_exists=true", &err);
+  CHECK_NO_ERR(err);
+  CHECK(strata_open(options, path, &err) == NULL);
+  EXPECT_ERR(err, "exists");
+  strata_options_set_error_if_exists(options, 0);
   strata_options_set_error_if_exists(options, 1);
   CHECK(strata_open(options, path, &err) == NULL);
   EXPECT_ERR(err, "exists");

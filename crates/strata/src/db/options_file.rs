@@ -8,6 +8,10 @@
 //! `Error::InvalidArgument` naming the line and the option; nothing is silently ignored.
 //! Options absent from the text keep the value they had before (the defaults for
 //! `from_ini_str`), so a hand-written file may list only what it changes.
+//!
+//! The one-line form `key=value;key=value` ([`Options::with_option_string`], RocksDB's
+//! `GetOptionsFromString`) goes through the same names, parsers and validation; it exists for
+//! bindings and command lines, where a file or a field per option is awkward.
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -268,6 +272,26 @@ fn set_option(o: &mut Options, key: &str, v: &str) -> std::result::Result<(), St
     Ok(())
 }
 
+/// Applies `key=value` pairs separated by `;` on top of `opts`, then validates the result.
+fn apply_option_string(mut opts: Options, text: &str) -> Result<Options> {
+    let mut seen = std::collections::HashSet::new();
+    for pair in text.split(';').map(str::trim).filter(|p| !p.is_empty()) {
+        let Some((key, value)) = pair.split_once('=') else {
+            return Err(Error::InvalidArgument(format!("expected key=value, found {pair:?}")));
+        };
+        let (key, value) = (key.trim(), value.trim());
+        if section_of(key).is_none() {
+            return Err(Error::InvalidArgument(format!("unknown option '{key}'{}", suggestion(key))));
+        }
+        if !seen.insert(key) {
+            return Err(Error::InvalidArgument(format!("option '{key}' is set twice")));
+        }
+        set_option(&mut opts, key, value).map_err(|m| Error::InvalidArgument(format!("{key}: {m}")))?;
+    }
+    opts.validate()?;
+    Ok(opts)
+}
+
 fn invalid_at(line: usize, msg: impl std::fmt::Display) -> Error {
     Error::InvalidArgument(format!("line {line}: {msg}"))
 }
@@ -414,6 +438,33 @@ impl Options {
         parse_into(self, text)
     }
 
+    /// Applies `key=value` pairs separated by `;` on top of `self`, as RocksDB's
+    /// `GetOptionsFromString` does: any option of the OPTIONS file by the same name and value
+    /// syntax (sizes may have a K/M/G/T suffix), no section headers. Options the text does not
+    /// name keep their values, and so does a merge operator of your own whose name it repeats.
+    ///
+    /// # Errors
+    /// `InvalidArgument` naming the option for an unknown option (with a "did you mean" hint), an
+    /// option named twice, a pair without `=`, a bad value, or options that `validate` rejects.
+    ///
+    /// ```
+    /// use strata::{Compression, Options};
+    /// let opts = Options::default()
+    ///     .with_option_string("cache_size=1G; write_buffer_size=128M; compression_per_level=lz4")?;
+    /// assert_eq!(opts.cache_size, 1 << 30);
+    /// assert_eq!(opts.write_buffer_size, 128 << 20);
+    /// assert_eq!(opts.compression_for_level(3), Compression::Lz4);
+    ///
+    /// let typo = Options::default().with_option_string("cache_sise=1G").unwrap_err();
+    /// assert!(typo.to_string().contains("did you mean 'cache_size'"), "{typo}");
+    /// let range = Options::default().with_option_string("write_spin_micros=20000").unwrap_err();
+    /// assert!(range.to_string().contains("write_spin_micros"), "{range}");
+    /// # Ok::<(), strata::Error>(())
+    /// ```
+    pub fn with_option_string(self, text: &str) -> Result<Options> {
+        apply_option_string(self, text)
+    }
+
     /// Reads options from the file at `path` (see [`Options::from_ini_str`]) through the
     /// operating system's filesystem.
     ///
@@ -510,6 +561,49 @@ mod tests {
             "min_blob_size=256",
         ] {
             assert!(text.contains(needle), "{needle} missing from\n{text}");
+        }
+    }
+
+    /// Every option of the OPTIONS file, at a value other than its default, set by name.
+    #[test]
+    fn an_option_string_sets_every_option_the_file_has() {
+        let tuned = Options {
+            cache_size: 3 << 20,
+            sync_gather_micros: 7,
+            write_spin_micros: 9,
+            info_log: false,
+            write_buffer_size: 5 << 20,
+            compression_per_level: vec![Compression::None, Compression::Zstd],
+            min_blob_size: 1000,
+            bloom_bits_per_key: 12,
+            merge_operator: crate::merge::builtin("stringappend"),
+            ..Options::default()
+        };
+        let d = Options::default();
+        let pairs: Vec<String> =
+            db_fields(&tuned).into_iter().chain(cf_fields(&tuned)).map(|(k, v)| format!("{k}={v}")).collect();
+        assert_eq!(pairs.len(), db_fields(&d).len() + cf_fields(&d).len());
+        let parsed = Options::default().with_option_string(&pairs.join("; ")).unwrap();
+        assert_eq!(parsed.to_ini_string(), tuned.to_ini_string());
+        let unchanged = Options::default().with_option_string(" ; ;").unwrap();
+        assert_eq!(unchanged.to_ini_string(), d.to_ini_string());
+    }
+
+    #[test]
+    fn a_bad_option_string_is_an_invalid_argument_naming_the_option() {
+        let cases = [
+            ("cache_size", "expected key=value"),
+            ("cache_size=1G;cache_size=2G", "'cache_size' is set twice"),
+            ("block_sise=4K", "did you mean 'block_size'"),
+            ("bloom_bits_per_key=many", "bloom_bits_per_key: invalid value"),
+            ("write_buffer_size=1K", "write_buffer_size"),
+            ("merge_operator=max", "not a built-in merge operator"),
+            ("[DBOptions]", "expected key=value"),
+        ];
+        for (text, needle) in cases {
+            let err = Options::default().with_option_string(text).unwrap_err();
+            assert!(matches!(err, Error::InvalidArgument(_)), "{text}: {err:?}");
+            assert!(err.to_string().contains(needle), "{text}: {err}");
         }
     }
 }
