@@ -146,6 +146,8 @@ struct State {
     space_left: Option<u64>,
     /// How long every file sync takes before it succeeds or fails.
     sync_latency: std::time::Duration,
+    /// How long every `remove_file` takes before it succeeds or fails.
+    remove_latency: std::time::Duration,
 }
 
 /// A fault-injecting wrapper around another filesystem. Clones share rules and counters.
@@ -218,6 +220,11 @@ impl FaultFs {
             std::thread::sleep(latency);
         }
         self.gate(Op::Sync, &[path])
+    }
+    /// Makes every `remove_file` take `latency` first (as unlinking a large file can when the
+    /// kernel's journal is busy), so tests can see what a slow deletion holds up. Kept by `clear`.
+    pub fn set_remove_latency(&self, latency: std::time::Duration) {
+        self.lock().remove_latency = latency;
     }
     /// Removes every rule and the space limit (counters and the log are kept).
     pub fn clear(&self) {
@@ -390,6 +397,10 @@ impl FileSystem for FaultFs {
         self.inner.rename(from, to)
     }
     fn remove_file(&self, path: &Path) -> Result<()> {
+        let latency = self.lock().remove_latency;
+        if !latency.is_zero() {
+            std::thread::sleep(latency);
+        }
         self.gate(Op::Remove, &[path])?;
         self.inner.remove_file(path)
     }

@@ -1136,3 +1136,49 @@ fn sync_wal_makes_unsynced_writes_durable_and_a_failure_makes_the_database_read_
     c.close();
     assert_no_engine_panics();
 }
+
+// ---------------------------------------------------------------------------------------------
+// Slow background steps
+
+/// A deletion of obsolete files that takes 50 ms or more is named in `LOG` with what it deleted
+/// and how long it waited for the versions lock: a flush that starts late, and the write stop
+/// behind it, can then be traced to it.
+#[test]
+fn a_slow_obsolete_file_deletion_is_logged() {
+    let mem = MemFs::new();
+    let fault = FaultFs::new(Arc::new(mem.clone()));
+    let db = Db::open(dir(), options(Arc::new(fault.clone()))).unwrap();
+    let log = || String::from_utf8(mem.contents(&dir().join("LOG")).unwrap()).unwrap();
+    for round in 0..3u8 {
+        for i in 0..200u32 {
+            db.put(&NO_SYNC, format!("key{i:05}").as_bytes(), &[round; 300]).unwrap();
+        }
+        db.flush().unwrap();
+    }
+    assert!(!log().contains("deleting obsolete files took"), "nothing was slow yet:\n{}", log());
+    fault.set_remove_latency(Duration::from_millis(60));
+    db.compact_range(None, None).unwrap();
+    fault.set_remove_latency(Duration::ZERO);
+    let text = log();
+    let line = text.lines().find(|l| l.contains("deleting obsolete files took")).expect("no slow-step line");
+    assert!(line.contains("[WARN]") && line.contains("waiting for the versions lock"), "{line}");
+    assert!(!line.contains(" 0 tables and 0 blob files"), "it names what it deleted: {line}");
+    drop(db);
+}
+
+/// A MANIFEST write slowed by its sync is named in `LOG` too.
+#[test]
+fn a_slow_manifest_write_is_logged() {
+    let mem = MemFs::new();
+    let fault = FaultFs::new(Arc::new(mem.clone()));
+    let db = Db::open(dir(), options(Arc::new(fault.clone()))).unwrap();
+    db.put(&NO_SYNC, b"k", b"v").unwrap();
+    fault.set_sync_latency(Duration::from_millis(60));
+    db.flush().unwrap();
+    fault.set_sync_latency(Duration::ZERO);
+    let text = String::from_utf8(mem.contents(&dir().join("LOG")).unwrap()).unwrap();
+    let line =
+        text.lines().find(|l| l.contains("writing a version edit to the MANIFEST took")).expect("no line");
+    assert!(line.contains("us waiting for the versions lock"), "{line}");
+    drop(db);
+}

@@ -8,10 +8,11 @@
 //! the error, reads keep working, and reopening recovers from the WAL and MANIFEST.
 
 use std::collections::{HashSet, VecDeque};
+use std::fmt;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::thread::JoinHandle;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use super::info_log::{Event, Level};
 use super::{filenames, DbInner, SuperVersion};
@@ -109,6 +110,9 @@ pub(crate) fn start(inner: &Arc<DbInner>) -> Arc<Closer> {
     inner.log_open();
     Arc::new(Closer { inner: Arc::clone(inner) })
 }
+
+/// A background step at least this long is logged (`LOG`, WARN) with what it did.
+const SLOW_STEP: Duration = Duration::from_millis(50);
 
 /// What a background thread runs.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -281,7 +285,27 @@ impl DbInner {
                 .nums("lsm_state", self.lsm_state()),
         );
         self.delete_obsolete_files();
+        let released = Instant::now();
+        drop(mem);
+        self.log_if_slow(
+            Some(job_id),
+            "releasing the flushed memtable",
+            released.elapsed(),
+            format_args!(""),
+        );
         Ok(())
+    }
+
+    /// Logs a background step that took [`SLOW_STEP`] or longer, so that a flush that starts
+    /// late (and the write stop behind it) can be traced to the step that held its thread.
+    fn log_if_slow(&self, job_id: Option<u64>, what: &str, took: Duration, detail: fmt::Arguments<'_>) {
+        if took >= SLOW_STEP {
+            let micros = took.as_micros();
+            match job_id {
+                Some(id) => self.log(Level::Warn, format_args!("[JOB {id}] {what} took {micros} us{detail}")),
+                None => self.log(Level::Warn, format_args!("{what} took {micros} us{detail}")),
+            }
+        }
     }
 
     /// Applies `edit` to the MANIFEST and publishes a new super version built by `make`.
@@ -305,8 +329,16 @@ impl DbInner {
         for blob in &edit.new_blob_files {
             self.table_cache.blob(blob.number)?;
         }
+        let start = Instant::now();
         let mut versions = self.versions.lock();
+        let locked = start.elapsed();
         let version = versions.log_and_apply(edit)?;
+        self.log_if_slow(
+            None,
+            "writing a version edit to the MANIFEST",
+            start.elapsed(),
+            format_args!(" ({} us waiting for the versions lock)", locked.as_micros()),
+        );
         let mut bg = self.bg.lock();
         let sv = self.super_version.load();
         let next = make(&mut bg, &sv, version);
@@ -449,11 +481,13 @@ impl DbInner {
     /// Deletes files no version references any more: flushed WALs, old MANIFESTs, and tables
     /// and blob files removed by compaction once no reader holds a version that lists them.
     pub(crate) fn delete_obsolete_files(&self) {
+        let start = Instant::now();
         // The live set and the obsolete lists are read under the versions lock: every install
         // adds to the lists while holding it, so no file listed here can have joined a version
         // after the live set was computed (a moved file is live again at its new level).
-        let (tables, blobs, log_number, manifest) = {
+        let (tables, blobs, log_number, manifest, locked) = {
             let v = self.versions.lock();
+            let locked = start.elapsed();
             let (live_tables, live_blobs) = v.live_files();
             let mut bg = self.bg.lock();
             let tables: Vec<u64> = std::mem::take(&mut bg.obsolete_tables);
@@ -464,9 +498,10 @@ impl DbInner {
                 blobs.into_iter().partition(|n| !live_blobs.contains(n));
             bg.obsolete_tables = keep_t;
             bg.obsolete_blobs = keep_b;
-            (dead_t, dead_b, v.log_number(), v.manifest_number())
+            (dead_t, dead_b, v.log_number(), v.manifest_number(), locked)
         };
         self.drop_flushed_wals(log_number);
+        let deleted = (tables.len(), blobs.len());
         for n in tables {
             self.table_cache.evict(n);
             self.remove(&filenames::table(&self.dir, n));
@@ -486,6 +521,17 @@ impl DbInner {
                 self.remove(&self.dir.join(&name));
             }
         }
+        self.log_if_slow(
+            None,
+            "deleting obsolete files",
+            start.elapsed(),
+            format_args!(
+                " ({} tables and {} blob files; {} us waiting for the versions lock)",
+                deleted.0,
+                deleted.1,
+                locked.as_micros()
+            ),
+        );
     }
 
     fn remove(&self, path: &std::path::Path) {
