@@ -444,10 +444,6 @@ impl DbInner {
             let pressure = self.write_pressure(&sv);
             let memtables = self.memtable_pressure(&sv, usage);
             if !delayed && (in_slowdown(pressure) || in_slowdown(memtables)) {
-                // Not held through the delay: a super version pins its version's files, and a
-                // compaction finishing meanwhile could not delete the inputs it replaced. The
-                // next flush would then delete them, between two flushes, while writes wait.
-                drop(sv);
                 let rate = self.delayed_write_rate(pressure, memtables);
                 // Spinning keeps the writer's core busy: fine while only flush is behind (it has
                 // a core of its own), wrong while compaction is, which needs that CPU.
