@@ -171,8 +171,7 @@ pub struct Options {
     /// Pending compaction bytes at which writes stop (default 256 GiB).
     pub hard_pending_compaction_bytes: u64,
     /// Background threads for flush and compaction (default 2). With two or more, one thread
-    /// runs flushes and the others compactions, and one more thread deletes the files they
-    /// leave unreferenced; with one, it runs all three.
+    /// runs flushes and the others compactions; with one, it runs both.
     pub max_background_jobs: usize,
     /// Nice value (0-19) the compaction threads lower themselves to when they have threads of
     /// their own (`max_background_jobs` >= 2; Linux only, ignored elsewhere).

@@ -1140,13 +1140,14 @@ fn sync_wal_makes_unsynced_writes_durable_and_a_failure_makes_the_database_read_
 // ---------------------------------------------------------------------------------------------
 // Slow background steps
 
-/// The tables and blob files a compaction replaced are deleted by the deletion thread, not by the
-/// thread that found them unreferenced, and a slow batch (50 ms or more) is named in `LOG`.
+/// A deletion of obsolete files that takes 50 ms or more is named in `LOG` with what it deleted
+/// and how long it waited for the versions lock: a flush that starts late, and the write stop
+/// behind it, can then be traced to it.
 #[test]
-fn replaced_files_are_deleted_on_the_deletion_thread_and_a_slow_batch_is_logged() {
+fn a_slow_obsolete_file_deletion_is_logged() {
     let mem = MemFs::new();
     let fault = FaultFs::new(Arc::new(mem.clone()));
-    let db = Db::open(dir(), Options { max_background_jobs: 2, ..options(Arc::new(fault.clone())) }).unwrap();
+    let db = Db::open(dir(), options(Arc::new(fault.clone()))).unwrap();
     let log = || String::from_utf8(mem.contents(&dir().join("LOG")).unwrap()).unwrap();
     for round in 0..3u8 {
         for i in 0..200u32 {
@@ -1157,15 +1158,11 @@ fn replaced_files_are_deleted_on_the_deletion_thread_and_a_slow_batch_is_logged(
     assert!(!log().contains("deleting obsolete files took"), "nothing was slow yet:\n{}", log());
     fault.set_remove_latency(Duration::from_millis(60));
     db.compact_range(None, None).unwrap();
-    let deadline = std::time::Instant::now() + Duration::from_secs(30);
-    while !log().contains("deleting obsolete files took") {
-        assert!(std::time::Instant::now() < deadline, "no slow deletion logged:\n{}", log());
-        std::thread::sleep(Duration::from_millis(10));
-    }
     fault.set_remove_latency(Duration::ZERO);
     let text = log();
     let line = text.lines().find(|l| l.contains("deleting obsolete files took")).expect("no slow-step line");
-    assert!(line.contains("[WARN]") && line.contains("deletion thread"), "{line}");
+    assert!(line.contains("[WARN]") && line.contains("waiting for the versions lock"), "{line}");
+    assert!(!line.contains(" 0 tables and 0 blob files"), "it names what it deleted: {line}");
     drop(db);
 }
 

@@ -46,16 +46,11 @@ pub(crate) struct BgState {
     /// Files removed from the version, to delete once no reader holds them.
     pub obsolete_tables: Vec<u64>,
     pub obsolete_blobs: Vec<u64>,
-    /// Unreferenced table and blob files waiting for the deletion thread, when there is one.
-    pub to_delete: Vec<std::path::PathBuf>,
-    /// A thread of its own deletes files (see [`Role::Deletions`]).
-    pub deletion_thread: bool,
 }
 
 enum Work {
     Flush,
     Compact(Compaction),
-    Delete(Vec<std::path::PathBuf>),
 }
 
 /// Stops background work when the last `Db` clone is dropped.
@@ -82,9 +77,6 @@ impl Drop for Closer {
         for t in threads {
             let _ = t.join();
         }
-        // A compaction that ended after the deletion thread had stopped left its files here.
-        let left = std::mem::take(&mut self.inner.bg.lock().to_delete);
-        left.iter().for_each(|path| self.inner.remove(path));
         self.inner.log(Level::Info, format_args!("Shutdown: background work stopped"));
         // After a failed WAL write or sync the log's tail is unknown: a sync now could not be
         // trusted and is not retried (docs/durability.md).
@@ -100,13 +92,9 @@ impl Drop for Closer {
 pub(crate) fn start(inner: &Arc<DbInner>) -> Arc<Closer> {
     let mut threads = Vec::new();
     let jobs = if inner.read_only { 0 } else { inner.opts.max_background_jobs };
-    // With threads of their own for flushes and compactions, deletions get one too.
-    let deleter = jobs >= 2;
-    inner.bg.lock().deletion_thread = deleter;
-    for i in 0..jobs + usize::from(deleter) {
+    for i in 0..jobs {
         let db = Arc::clone(inner);
         let (role, name) = match (jobs, i) {
-            (_, i) if i == jobs => (Role::Deletions, "strata-delete".to_string()),
             (1, _) => (Role::Any, "strata-bg".to_string()),
             (_, 0) => (Role::Flushes, "strata-flush".to_string()),
             _ => (Role::Compactions, format!("strata-comp-{i}")),
@@ -133,10 +121,6 @@ enum Role {
     Any,
     Flushes,
     Compactions,
-    /// Unlinks the table and blob files the others found unreferenced. Deleting a compaction's
-    /// inputs takes 50-300 ms on ext4 (more with `discard`); done inline it held up the next
-    /// flush or compaction for that long.
-    Deletions,
 }
 
 /// Lowers the calling thread's CPU priority to `nice` (a thread may always lower its own; on
@@ -155,15 +139,14 @@ fn lower_priority(nice: u8) {
 
 impl DbInner {
     fn background_loop(&self, role: Role) {
-        if matches!(role, Role::Compactions | Role::Deletions) {
+        if role == Role::Compactions {
             lower_priority(self.opts.compaction_nice);
         }
         loop {
             let work = {
                 let mut bg = self.bg.lock();
                 loop {
-                    // The deletion thread finishes its queue first.
-                    if bg.shutting_down && (role != Role::Deletions || bg.to_delete.is_empty()) {
+                    if bg.shutting_down {
                         return;
                     }
                     if let Some(w) = self.next_work(&mut bg, role) {
@@ -172,23 +155,16 @@ impl DbInner {
                     self.bg_cv.wait(&mut bg);
                 }
             };
-            let (flush, compaction, what) = match &work {
-                Work::Flush => (true, false, "flush"),
-                Work::Compact(_) => (false, true, "compaction"),
-                Work::Delete(_) => (false, false, "deletion"),
-            };
+            let flush = matches!(work, Work::Flush);
+            let what = if flush { "flush" } else { "compaction" };
             let result = run_job(what, || match work {
                 Work::Flush => self.flush_oldest(),
                 Work::Compact(c) => self.run_compaction(&c, false),
-                Work::Delete(paths) => {
-                    self.delete_files(&paths);
-                    Ok(())
-                }
             });
             let mut bg = self.bg.lock();
             if flush {
                 bg.flushing = false;
-            } else if compaction {
+            } else {
                 bg.compacting = false;
             }
             if let Err(e) = result {
@@ -203,9 +179,6 @@ impl DbInner {
     }
 
     fn next_work(&self, bg: &mut BgState, role: Role) -> Option<Work> {
-        if role == Role::Deletions {
-            return (!bg.to_delete.is_empty()).then(|| Work::Delete(std::mem::take(&mut bg.to_delete)));
-        }
         if bg.error.is_some() {
             return None;
         }
@@ -529,20 +502,13 @@ impl DbInner {
         };
         self.drop_flushed_wals(log_number);
         let deleted = (tables.len(), blobs.len());
-        tables.iter().chain(&blobs).for_each(|&n| self.table_cache.evict(n));
-        let paths = tables
-            .iter()
-            .map(|&n| filenames::table(&self.dir, n))
-            .chain(blobs.iter().map(|&n| filenames::blob(&self.dir, n)));
-        {
-            let mut bg = self.bg.lock();
-            if bg.deletion_thread && !bg.shutting_down {
-                bg.to_delete.extend(paths);
-                self.bg_cv.notify_all();
-            } else {
-                drop(bg);
-                paths.for_each(|path| self.remove(&path));
-            }
+        for n in tables {
+            self.table_cache.evict(n);
+            self.remove(&filenames::table(&self.dir, n));
+        }
+        for n in blobs {
+            self.table_cache.evict(n);
+            self.remove(&filenames::blob(&self.dir, n));
         }
         let Ok(names) = self.fs.list_dir(&self.dir) else { return };
         for name in names {
@@ -568,20 +534,7 @@ impl DbInner {
         );
     }
 
-    /// Unlinks `paths` (the deletion thread's work), naming a slow batch in `LOG`.
-    fn delete_files(&self, paths: &[std::path::PathBuf]) {
-        let start = Instant::now();
-        paths.iter().for_each(|path| self.remove(path));
-        let took = start.elapsed();
-        self.log_if_slow(
-            None,
-            "deleting obsolete files",
-            took,
-            format_args!(" ({} files, deletion thread)", paths.len()),
-        );
-    }
-
-    pub(crate) fn remove(&self, path: &std::path::Path) {
+    fn remove(&self, path: &std::path::Path) {
         if let Err(e) = self.fs.remove_file(path) {
             tracing::warn!(error = %e, "could not delete an obsolete file");
         }
