@@ -213,13 +213,19 @@ impl FaultFs {
     pub fn set_sync_latency(&self, latency: std::time::Duration) {
         self.lock().sync_latency = latency;
     }
-    /// Sleeps for the sync latency, then applies the sync rules.
-    fn gate_sync(&self, path: &Path) -> Result<()> {
-        let latency = self.lock().sync_latency;
+    /// Sleeps for the latency `latency_of` picks (the sync or remove latency), then applies the
+    /// rules for `op`.
+    fn gate_after_latency(
+        &self,
+        op: Op,
+        path: &Path,
+        latency_of: fn(&State) -> std::time::Duration,
+    ) -> Result<()> {
+        let latency = latency_of(&self.lock());
         if !latency.is_zero() {
             std::thread::sleep(latency);
         }
-        self.gate(Op::Sync, &[path])
+        self.gate(op, &[path])
     }
     /// Makes every `remove_file` take `latency` first (as unlinking a large file can when the
     /// kernel's journal is busy), so tests can see what a slow deletion holds up. Kept by `clear`.
@@ -329,7 +335,7 @@ impl WritableFile for FaultWritable {
         }
     }
     fn sync_data(&mut self) -> Result<()> {
-        self.fs.gate_sync(&self.path)?;
+        self.fs.gate_after_latency(Op::Sync, &self.path, |st| st.sync_latency)?;
         self.inner.sync_data()
     }
     fn len(&self) -> u64 {
@@ -397,11 +403,7 @@ impl FileSystem for FaultFs {
         self.inner.rename(from, to)
     }
     fn remove_file(&self, path: &Path) -> Result<()> {
-        let latency = self.lock().remove_latency;
-        if !latency.is_zero() {
-            std::thread::sleep(latency);
-        }
-        self.gate(Op::Remove, &[path])?;
+        self.gate_after_latency(Op::Remove, path, |st| st.remove_latency)?;
         self.inner.remove_file(path)
     }
     fn list_dir(&self, path: &Path) -> Result<Vec<String>> {
