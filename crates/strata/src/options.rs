@@ -182,6 +182,14 @@ pub struct Options {
     /// priority. 0 leaves compactions at the opening thread's priority (RocksDB's default;
     /// its `Env::LowerThreadPoolCPUPriority` does what this does).
     pub compaction_nice: u8,
+    /// Compaction threads with threads of their own run under Linux's `SCHED_IDLE` policy
+    /// instead of at `compaction_nice` (RocksDB's `CpuPriority::kIdle`). Default false.
+    /// A writer or flush that wakes onto a compaction's core then takes it at once, where at a
+    /// nice value it can wait out the rest of a scheduler tick (4 ms with `CONFIG_HZ=250`). The
+    /// price: the compaction gets almost no CPU while other threads keep every core busy, so
+    /// under sustained overload it falls further behind (writes slow down through L0 pressure),
+    /// and a busy neighbour process can starve it. Ignored elsewhere than Linux.
+    pub compaction_sched_idle: bool,
     /// Group commit for synced writes: the longest, in microseconds, a synced write's group
     /// leader waits for as many writers to queue up as the last synced group found, so that
     /// writers who keep writing share one fdatasync (default 100, about one fdatasync on an SSD;
@@ -256,6 +264,7 @@ impl Default for Options {
             hard_pending_compaction_bytes: 256 << 30,
             max_background_jobs: 2,
             compaction_nice: 10,
+            compaction_sched_idle: false,
             sync_gather_micros: 100,
             write_spin_micros: 200,
             max_open_files: 1000,

@@ -38,6 +38,7 @@ fn non_default() -> Options {
         hard_pending_compaction_bytes: 2 << 30,
         max_background_jobs: 3,
         compaction_nice: 7,
+        compaction_sched_idle: true,
         sync_gather_micros: 250,
         write_spin_micros: 30,
         max_open_files: 500,

@@ -78,6 +78,9 @@ fn options(o: &EngineOptions) -> Result<Options> {
         })?;
         opts.merge_operator = Some(op);
     }
+    if let Some(text) = &o.options {
+        opts = opts.with_option_string(text).context("--options")?;
+    }
     Ok(opts)
 }
 
@@ -171,5 +174,20 @@ mod tests {
 
         o.preset = Some("fastest".into());
         assert!(options(&o).unwrap_err().to_string().contains("fastest"));
+    }
+
+    #[test]
+    fn the_options_string_is_applied_after_every_other_flag() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut o = EngineOptions::for_test(dir.path());
+        o.compaction_nice = Some(3);
+        o.options = Some("compaction_nice=12; compaction_sched_idle=true".into());
+        let opts = options(&o).unwrap();
+        assert_eq!(opts.compaction_nice, 12);
+        assert!(opts.compaction_sched_idle);
+
+        o.options = Some("compaction_nice=30".into());
+        let err = format!("{:#}", options(&o).unwrap_err());
+        assert!(err.contains("--options") && err.contains("compaction_nice"), "{err}");
     }
 }

@@ -49,6 +49,8 @@ pub struct Flags {
     pub min_blob_size: Option<usize>,
     /// strata: the `Options` preset to start from (other flags override it).
     pub preset: Option<String>,
+    /// strata: `key=value;...` options applied last (`Options::with_option_string`).
+    pub options: Option<String>,
     /// Which engine runs the benchmark (strata-specific).
     pub engine: String,
     pub max_write_buffer_number: Option<usize>,
@@ -182,6 +184,16 @@ pub static FLAGS: &[FlagSpec] = &[
          other flags given, and --cache_size and --compression_type always, override it",
         |f, v| {
             f.preset = (!v.is_empty()).then(|| v.to_string());
+            Ok(())
+        },
+    ),
+    flag(
+        "options",
+        "",
+        "strata: any Options by name, as key=value;key=value (docs/tuning.md), applied after \
+         every other flag",
+        |f, v| {
+            f.options = (!v.is_empty()).then(|| v.to_string());
             Ok(())
         },
     ),

@@ -2,7 +2,8 @@
 //! and the background-error state. At most one flush and one compaction run at a time (flushes
 //! must land in L0 in memtable order, and one compaction at a time keeps inputs disjoint). With
 //! `max_background_jobs` >= 2, one thread runs flushes and the others compactions, at
-//! `compaction_nice`; with one thread, it runs both, a flush always first.
+//! `compaction_nice` (or under `SCHED_IDLE`, `compaction_sched_idle`); with one thread, it runs
+//! both, a flush always first.
 //!
 //! A failed flush or compaction puts the database into a read-only error state: writes return
 //! the error, reads keep working, and reopening recovers from the WAL and MANIFEST.
@@ -123,9 +124,24 @@ enum Role {
     Compactions,
 }
 
-/// Lowers the calling thread's CPU priority to `nice` (a thread may always lower its own; on
-/// Linux the nice value is per thread). Failure only costs the priority, so it is logged.
-fn lower_priority(nice: u8) {
+/// Lowers the calling thread's CPU priority to `nice`, or to the `SCHED_IDLE` policy when
+/// `idle` (a thread may always lower its own; on Linux both are per thread). Failure only costs
+/// the priority, so it is logged.
+fn lower_priority(nice: u8, idle: bool) {
+    #[cfg(target_os = "linux")]
+    if idle {
+        let param = libc::sched_param { sched_priority: 0 };
+        // SAFETY: pid 0 is the calling thread, and `param` is a valid, initialised
+        // `sched_param` that outlives the call, which only reads it.
+        let rc = unsafe { libc::sched_setscheduler(0, libc::SCHED_IDLE, &param) };
+        if rc != 0 {
+            let e = std::io::Error::last_os_error();
+            tracing::warn!(error = %e, "could not put the compaction thread under SCHED_IDLE");
+        }
+        return;
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = idle;
     #[cfg(target_os = "linux")]
     if nice > 0 {
         let tid = rustix::thread::gettid();
@@ -140,7 +156,7 @@ fn lower_priority(nice: u8) {
 impl DbInner {
     fn background_loop(&self, role: Role) {
         if role == Role::Compactions {
-            lower_priority(self.opts.compaction_nice);
+            lower_priority(self.opts.compaction_nice, self.opts.compaction_sched_idle);
         }
         loop {
             let work = {

@@ -35,6 +35,7 @@ fn db_fields(opts: &Options) -> Vec<(&'static str, String)> {
         ("error_if_exists", opts.error_if_exists.to_string()),
         ("max_background_jobs", opts.max_background_jobs.to_string()),
         ("compaction_nice", opts.compaction_nice.to_string()),
+        ("compaction_sched_idle", opts.compaction_sched_idle.to_string()),
         ("sync_gather_micros", opts.sync_gather_micros.to_string()),
         ("write_spin_micros", opts.write_spin_micros.to_string()),
         ("max_open_files", opts.max_open_files.to_string()),
@@ -222,6 +223,7 @@ fn set_option(o: &mut Options, key: &str, v: &str) -> std::result::Result<(), St
         "error_if_exists" => o.error_if_exists = parse_bool(v)?,
         "max_background_jobs" => o.max_background_jobs = parse_usize(v)?,
         "compaction_nice" => o.compaction_nice = parse_u8(v)?,
+        "compaction_sched_idle" => o.compaction_sched_idle = parse_bool(v)?,
         "sync_gather_micros" => o.sync_gather_micros = parse_u32(v)?,
         "write_spin_micros" => o.write_spin_micros = parse_u32(v)?,
         "max_open_files" => o.max_open_files = parse_usize(v)?,
@@ -569,6 +571,7 @@ mod tests {
     fn an_option_string_sets_every_option_the_file_has() {
         let tuned = Options {
             cache_size: 3 << 20,
+            compaction_sched_idle: true,
             sync_gather_micros: 7,
             write_spin_micros: 9,
             info_log: false,
