@@ -65,6 +65,9 @@ struct Common {
     /// Options::write_buffer_size in bytes.
     #[arg(long, default_value_t = 256 << 10)]
     write_buffer_size: usize,
+    /// More engine options by name, applied last: "key=value;key=value" (docs/tuning.md).
+    #[arg(long)]
+    options: Option<String>,
     /// fdatasync the oracle after every intent record (only matters for power loss).
     #[arg(long)]
     oracle_fsync: bool,
@@ -102,6 +105,10 @@ impl Common {
         ];
         if self.oracle_fsync {
             a.push("--oracle-fsync".into());
+        }
+        if let Some(options) = &self.options {
+            a.push("--options".into());
+            a.push(options.clone());
         }
         a
     }
@@ -156,6 +163,7 @@ fn run_config(a: &RunArgs) -> run::RunConfig {
         sync: !c.no_sync,
         seed,
         write_buffer_size: c.write_buffer_size,
+        options: c.options.clone(),
         oracle_fsync: c.oracle_fsync,
         progress_ms: a.progress_ms,
     }

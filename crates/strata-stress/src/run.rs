@@ -38,15 +38,18 @@ pub struct RunConfig {
     pub seed: u64,
     /// `Options::write_buffer_size`: small, so flushes and compactions happen during short runs.
     pub write_buffer_size: usize,
+    /// More options by name (`Options::with_option_string`), applied last.
+    pub options: Option<String>,
     /// fdatasync the oracle after every intent.
     pub oracle_fsync: bool,
     /// Interval of `progress` lines on stdout; 0 = none.
     pub progress_ms: u64,
 }
 
-/// The engine options every subcommand opens the database with.
-pub fn db_options(write_buffer_size: usize) -> Options {
-    Options {
+/// The engine options every subcommand opens the database with: small files and levels, then
+/// `extra` (`key=value;...`) on top.
+pub fn db_options(write_buffer_size: usize, extra: Option<&str>) -> Result<Options, Failure> {
+    let opts = Options {
         write_buffer_size,
         // Small files and levels so a short run exercises multi-level compaction.
         target_file_size: 1 << 20,
@@ -54,6 +57,10 @@ pub fn db_options(write_buffer_size: usize) -> Options {
         level0_compaction_trigger: 2,
         merge_operator: strata::merge::builtin("uint64add"),
         ..Options::default()
+    };
+    match extra {
+        Some(text) => opts.with_option_string(text).map_err(|e| Failure::Tool(format!("--options: {e}"))),
+        None => Ok(opts),
     }
 }
 
@@ -77,7 +84,7 @@ pub fn open_pair(cfg: &RunConfig) -> Result<(Db, Oracle), Failure> {
             cfg.db.display()
         )));
     }
-    let db = Db::open(&cfg.db, db_options(cfg.write_buffer_size))?;
+    let db = Db::open(&cfg.db, db_options(cfg.write_buffer_size, cfg.options.as_deref())?)?;
     Ok((db, oracle))
 }
 

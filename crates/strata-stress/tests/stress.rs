@@ -55,12 +55,11 @@ fn run_then_verify_only() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("mismatches=0"));
 }
 
-fn crash_loop(mode: &str) {
-    let dir = tempfile::tempdir().unwrap();
-    let (db, exp) = paths(dir.path());
+fn crash_loop(dir: &Path, mode: &str, extra: &[&str]) {
+    let (db, exp) = paths(dir);
     let args =
         ["crash-loop", "--db", &db, "--expected", &exp, "--cycles", "5", "--threads", "2", "--keys", "1000"];
-    let out = stress(&[&args[..], &["--min-ms", "150", "--max-ms", "600", mode]].concat());
+    let out = stress(&[&args[..], &["--min-ms", "150", "--max-ms", "600", mode], extra].concat());
     assert_eq!(out.status.code(), Some(0), "crash loop failed");
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("crash-loop: cycles=5 ") && stdout.contains("acked_writes_lost=0"), "{stdout}");
@@ -68,12 +67,35 @@ fn crash_loop(mode: &str) {
 
 #[test]
 fn crash_loop_sync() {
-    crash_loop("--sync");
+    crash_loop(tempfile::tempdir().unwrap().path(), "--sync", &[]);
+}
+
+/// Also with options of the engine's own: every child and every verification opens with them.
+#[test]
+fn crash_loop_no_sync() {
+    let dir = tempfile::tempdir().unwrap();
+    let options = "compaction_sched_idle=true; compression_per_level=none:zstd";
+    crash_loop(dir.path(), "--no-sync", &["--options", options]);
+    let written = std::fs::read_dir(dir.path().join("db"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.file_name().unwrap().to_string_lossy().starts_with("OPTIONS-"))
+        .map(|p| std::fs::read_to_string(p).unwrap())
+        .expect("the database keeps an OPTIONS file");
+    for line in ["compaction_sched_idle=true", "compression_per_level=none:zstd", "target_file_size=1048576"]
+    {
+        assert!(written.contains(line), "{line} missing from\n{written}");
+    }
 }
 
 #[test]
-fn crash_loop_no_sync() {
-    crash_loop("--no-sync");
+fn bad_options_are_a_tool_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, exp) = paths(dir.path());
+    let out =
+        stress(&["run", "--db", &db, "--expected", &exp, "--ops", "10", "--options", "compaction_nice=40"]);
+    assert_eq!(out.status.code(), Some(1), "exit code of a tool error");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("compaction_nice"));
 }
 
 /// Opens the stress database directly, as a different application would.
