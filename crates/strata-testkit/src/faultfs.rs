@@ -393,6 +393,11 @@ impl FileSystem for FaultFs {
         let inner = self.inner.open_random(path)?;
         Ok(Arc::new(FaultRandom { inner, fs: self.clone(), path: path.to_path_buf() }))
     }
+    fn open_random_unmapped(&self, path: &Path) -> Result<Arc<dyn RandomAccessFile>> {
+        self.gate(Op::Open, &[path])?;
+        let inner = self.inner.open_random_unmapped(path)?;
+        Ok(Arc::new(FaultRandom { inner, fs: self.clone(), path: path.to_path_buf() }))
+    }
     fn open_sequential(&self, path: &Path) -> Result<Box<dyn SequentialFile>> {
         self.gate(Op::Open, &[path])?;
         let inner = self.inner.open_sequential(path)?;

@@ -208,6 +208,14 @@ pub struct Options {
     pub write_spin_micros: u32,
     /// Open SST and blob files kept in the table cache (default 1000).
     pub max_open_files: usize,
+    /// Read SST and blob files through a memory mapping (default true), as LMDB does: a block
+    /// or value that needs no decompression is read in place, with no copy and no block cache
+    /// entry. false reads every block with `pread` into the block cache, as RocksDB does by
+    /// default (`use_mmap_reads = false` there): slower on warm reads, but a disk that fails to
+    /// read a page, or a file truncated behind the database's back, is then an `Error::Io`
+    /// instead of a SIGBUS that kills the process, and memory use is bounded by `cache_size`
+    /// rather than by the page cache (docs/durability.md, "Memory-mapped reads").
+    pub use_mmap_reads: bool,
     /// Skip WAL records that fail their checksum in the middle of the log instead of failing
     /// open (default false: such corruption is reported).
     pub skip_corrupted_wal_records: bool,
@@ -268,6 +276,7 @@ impl Default for Options {
             sync_gather_micros: 100,
             write_spin_micros: 200,
             max_open_files: 1000,
+            use_mmap_reads: true,
             skip_corrupted_wal_records: false,
             info_log: true,
             max_log_file_size: 4 << 20,

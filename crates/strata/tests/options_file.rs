@@ -42,6 +42,7 @@ fn non_default() -> Options {
         sync_gather_micros: 250,
         write_spin_micros: 30,
         max_open_files: 500,
+        use_mmap_reads: false,
         skip_corrupted_wal_records: true,
         info_log: false,
         max_log_file_size: 1 << 20,

@@ -51,7 +51,9 @@ struct Layout {
 pub fn sst_dump(args: OutputArgs, a: &SstDumpArgs) -> Result<u8> {
     let path = a.file.as_path();
     let ctx = || format!("sst-dump {}", path.display());
-    let file = strata::fs::default_fs().open_random(path).with_context(ctx)?;
+    // Not mapped: this tool is run on files one suspects, where a mapped read of a bad page
+    // would kill it (SIGBUS) instead of naming the damage.
+    let file = strata::fs::default_fs().open_random_unmapped(path).with_context(ctx)?;
     let number = file_number(path);
     let layout = read_layout(file.as_ref(), number).with_context(ctx)?;
     let table = Arc::new(Table::open(Arc::clone(&file), number, None).with_context(ctx)?);

@@ -146,7 +146,13 @@ fn build_inner(
     let write_spin = if spin_waits { u64::from(opts.write_spin_micros) } else { 0 };
     DbInner {
         dir: path.to_path_buf(),
-        table_cache: TableCache::new(path.to_path_buf(), Arc::clone(&fs), opts.max_open_files, block_cache),
+        table_cache: TableCache::new(
+            path.to_path_buf(),
+            Arc::clone(&fs),
+            opts.max_open_files,
+            block_cache,
+            opts.use_mmap_reads,
+        ),
         super_version: ArcSwap::from_pointee(SuperVersion {
             mem: Arc::clone(&mem),
             imm: Vec::new(),

@@ -39,6 +39,7 @@ fn db_fields(opts: &Options) -> Vec<(&'static str, String)> {
         ("sync_gather_micros", opts.sync_gather_micros.to_string()),
         ("write_spin_micros", opts.write_spin_micros.to_string()),
         ("max_open_files", opts.max_open_files.to_string()),
+        ("use_mmap_reads", opts.use_mmap_reads.to_string()),
         ("skip_corrupted_wal_records", opts.skip_corrupted_wal_records.to_string()),
         ("soft_pending_compaction_bytes", opts.soft_pending_compaction_bytes.to_string()),
         ("hard_pending_compaction_bytes", opts.hard_pending_compaction_bytes.to_string()),
@@ -227,6 +228,7 @@ fn set_option(o: &mut Options, key: &str, v: &str) -> std::result::Result<(), St
         "sync_gather_micros" => o.sync_gather_micros = parse_u32(v)?,
         "write_spin_micros" => o.write_spin_micros = parse_u32(v)?,
         "max_open_files" => o.max_open_files = parse_usize(v)?,
+        "use_mmap_reads" => o.use_mmap_reads = parse_bool(v)?,
         "skip_corrupted_wal_records" => o.skip_corrupted_wal_records = parse_bool(v)?,
         "soft_pending_compaction_bytes" => o.soft_pending_compaction_bytes = parse_u64(v)?,
         "hard_pending_compaction_bytes" => o.hard_pending_compaction_bytes = parse_u64(v)?,
@@ -572,6 +574,7 @@ mod tests {
         let tuned = Options {
             cache_size: 3 << 20,
             compaction_sched_idle: true,
+            use_mmap_reads: false,
             sync_gather_micros: 7,
             write_spin_micros: 9,
             info_log: false,

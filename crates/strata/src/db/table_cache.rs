@@ -84,18 +84,30 @@ pub struct TableCache {
     tables: OpenFiles<Table>,
     blobs: OpenFiles<BlobReader>,
     block_cache: Option<Arc<BlockCache>>,
+    /// `Options::use_mmap_reads`.
+    mmap_reads: bool,
 }
 
 impl TableCache {
-    /// A cache keeping about `max_open_files` files open.
+    /// A cache keeping about `max_open_files` files open, memory-mapped if `mmap_reads`.
     pub fn new(
         dir: PathBuf,
         fs: Arc<dyn FileSystem>,
         max_open_files: usize,
         block_cache: Option<Arc<BlockCache>>,
+        mmap_reads: bool,
     ) -> Self {
         let cap = max_open_files.max(16);
-        Self { dir, fs, tables: OpenFiles::new(cap), blobs: OpenFiles::new(cap / 2), block_cache }
+        let (tables, blobs) = (OpenFiles::new(cap), OpenFiles::new(cap / 2));
+        Self { dir, fs, tables, blobs, block_cache, mmap_reads }
+    }
+
+    fn open_file(&self, path: &std::path::Path) -> Result<Arc<dyn crate::fs::RandomAccessFile>> {
+        if self.mmap_reads {
+            self.fs.open_random(path)
+        } else {
+            self.fs.open_random_unmapped(path)
+        }
     }
 
     /// How many table readers stay open.
@@ -113,7 +125,7 @@ impl TableCache {
         if let Some(t) = self.tables.get(number) {
             return Ok(t);
         }
-        let file = self.fs.open_random(&filenames::table(&self.dir, number))?;
+        let file = self.open_file(&filenames::table(&self.dir, number))?;
         let table = Arc::new(Table::open(file, number, self.block_cache.clone())?);
         self.tables.insert(number, Arc::clone(&table));
         Ok(table)
@@ -152,7 +164,7 @@ impl TableCache {
         if let Some(b) = self.blobs.get(number) {
             return Ok(b);
         }
-        let file = self.fs.open_random(&filenames::blob(&self.dir, number))?;
+        let file = self.open_file(&filenames::blob(&self.dir, number))?;
         let reader = Arc::new(BlobReader::open(file, number)?);
         self.blobs.insert(number, Arc::clone(&reader));
         Ok(reader)

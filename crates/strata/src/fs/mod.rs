@@ -345,6 +345,15 @@ pub trait FileSystem: Send + Sync + 'static {
     fn create(&self, path: &Path) -> Result<Box<dyn WritableFile>>;
     /// Opens an existing file for positional reads. See the examples on [`FileSystem`].
     fn open_random(&self, path: &Path) -> Result<Arc<dyn RandomAccessFile>>;
+    /// Opens an existing file for positional reads that never go through a memory mapping
+    /// (`Options::use_mmap_reads = false`, and `verify`): each read is a `pread`, so a failing
+    /// disk or a file truncated behind the database's back is an `Err`, where a mapped read
+    /// would kill the process with SIGBUS. The default calls [`FileSystem::open_random`], which
+    /// is right for a filesystem that does not map files; one that maps, or wraps one that
+    /// does, overrides this.
+    fn open_random_unmapped(&self, path: &Path) -> Result<Arc<dyn RandomAccessFile>> {
+        self.open_random(path)
+    }
     /// Opens an existing file for one sequential pass. See the examples on [`FileSystem`].
     fn open_sequential(&self, path: &Path) -> Result<Box<dyn SequentialFile>>;
     /// Atomically renames `from` to `to`, replacing `to`; durable once the directory is synced

@@ -97,6 +97,13 @@ impl RandomAccessFile for PosixRandom {
     }
 }
 
+fn open_random(path: &Path, map: bool) -> Result<Arc<dyn RandomAccessFile>> {
+    let file = File::open(path).map_err(|e| Error::io(path, e))?;
+    let size = file.metadata().map_err(|e| Error::io(path, e))?.len();
+    let map = if map { map_file(&file, size) } else { None };
+    Ok(Arc::new(PosixRandom { file, path: path.to_path_buf(), size, map }))
+}
+
 /// Maps a file strata opened for reading. Only immutable files are opened this way (SST and blob
 /// files are never written after they are finished and renamed into use), so the mapping cannot
 /// change under a reader; an unlinked file stays mapped until the last reader drops it.
@@ -104,10 +111,10 @@ fn map_file(file: &File, size: u64) -> Option<memmap2::Mmap> {
     if size == 0 || usize::try_from(size).is_err() {
         return None;
     }
-    // SAFETY: the mapped file is immutable for strata's purposes (see above). The remaining hazard
-    // is another process truncating the file, which would turn reads into SIGBUS; like LMDB and
-    // RocksDB's mmap_read, strata documents that its directory must not be modified externally
-    // while open. The mapping is read-only and outlives every slice borrowed from it because
+    // SAFETY: the mapped file is immutable for strata's purposes (see above). The remaining hazards
+    // are another process truncating the file and a disk that fails to read a page, which turn
+    // reads into SIGBUS; like LMDB and RocksDB's mmap_read, strata documents them
+    // (docs/durability.md, "Memory-mapped reads") and offers `use_mmap_reads = false`. The mapping is read-only and outlives every slice borrowed from it because
     // slices borrow `PosixRandom`.
     unsafe { memmap2::Mmap::map(file) }.ok()
 }
@@ -164,10 +171,11 @@ impl FileSystem for PosixFs {
     }
 
     fn open_random(&self, path: &Path) -> Result<Arc<dyn RandomAccessFile>> {
-        let file = File::open(path).map_err(|e| Error::io(path, e))?;
-        let size = file.metadata().map_err(|e| Error::io(path, e))?.len();
-        let map = map_file(&file, size);
-        Ok(Arc::new(PosixRandom { file, path: path.to_path_buf(), size, map }))
+        open_random(path, true)
+    }
+
+    fn open_random_unmapped(&self, path: &Path) -> Result<Arc<dyn RandomAccessFile>> {
+        open_random(path, false)
     }
 
     fn open_sequential(&self, path: &Path) -> Result<Box<dyn SequentialFile>> {
