@@ -207,6 +207,10 @@ void strata_iter_get_error(const strata_iterator_t* iter, char** errptr);
 
 /* Flushes the memtable to an SST file and waits for it. */
 void strata_flush(strata_t* db, char** errptr);
+/* Writes an openable copy of the database to the directory path, which must not exist yet: every
+ * write acknowledged before the call, with table and blob files hard-linked where possible
+ * (RocksDB's rocksdb_checkpoint_create). Assembled in "<path>.tmp" and renamed into place. */
+void strata_checkpoint(strata_t* db, const char* path, char** errptr);
 /* Makes every acknowledged write durable, as if each had been written with sync set (RocksDB's
  * SyncWAL): fdatasyncs the current WAL and any older one still holding unsynced records. */
 void strata_sync_wal(strata_t* db, char** errptr);

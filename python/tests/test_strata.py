@@ -145,6 +145,21 @@ def test_sync_wal_syncs_without_flushing(db):
     assert db[b"a"] == b"1"
 
 
+def test_checkpoint_opens_to_the_writes_before_it(db, tmp_path):
+    fill(db, 500)
+    db.put(b"unlogged", b"1", disable_wal=True)
+    copy_path = tmp_path / "copy"
+    db.checkpoint(copy_path)
+    db.put(b"k0000", b"after")
+    with pytest.raises(strata.InvalidArgumentError):
+        db.checkpoint(str(copy_path))
+    copy = strata.DB(str(copy_path))
+    assert copy.get(b"k0000") == b"v0"
+    assert copy.get(b"k0499") == b"v499"
+    assert copy.get(b"unlogged") == b"1"
+    copy.close()
+
+
 # --- mapping protocol ---------------------------------------------------------------------------
 
 

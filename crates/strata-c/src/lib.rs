@@ -1052,6 +1052,21 @@ pub unsafe extern "C" fn strata_flush(db: *mut strata_t, errptr: *mut *mut c_cha
     unsafe { finish(errptr, r, ()) }
 }
 
+/// Writes an openable copy of the database to the directory `path`, which must not exist
+/// (`Db::checkpoint`; RocksDB's `rocksdb_checkpoint_create`).
+#[no_mangle]
+pub unsafe extern "C" fn strata_checkpoint(db: *mut strata_t, path: *const c_char, errptr: *mut *mut c_char) {
+    let r = guard(|| {
+        // SAFETY: `db` is NULL or a live database handle (header contract).
+        let db = unsafe { handle(db, "db") }?;
+        // SAFETY: `path` is NULL or a NUL-terminated string (header contract).
+        let path = path_from(unsafe { c_str(path, "path") }?)?;
+        db.db.checkpoint(path).map_err(err_str)
+    });
+    // SAFETY: `errptr` is NULL or a writable `char*` holding NULL or a malloc'd message (header).
+    unsafe { finish(errptr, r, ()) }
+}
+
 /// Makes every acknowledged write durable, as if each had been written with `sync` set
 /// (RocksDB's `SyncWAL`): fdatasyncs the current WAL and any older one still holding unsynced
 /// records.

@@ -276,6 +276,20 @@ fn compact_merges_level_0_into_one_file() {
 }
 
 #[test]
+fn checkpoint_writes_a_copy_that_dumps_the_same_and_refuses_an_existing_dir() {
+    let tmp = tempfile::tempdir().unwrap();
+    populated_db(tmp.path());
+    let d = db_flag(tmp.path());
+    let copy = tmp.path().join("backup");
+    let out = ok(&["checkpoint", &d, copy.to_str().unwrap(), "--json"]);
+    assert!(out.contains(r#""op":"checkpoint""#), "{out}");
+    assert_eq!(ok(&["dump", &db_flag(&copy)]), ok(&["dump", &d]));
+    let again = strata(&["checkpoint", &d, copy.to_str().unwrap()]);
+    assert_ne!(again.code, 0);
+    assert!(again.err.contains("already exists"), "{}", again.err);
+}
+
+#[test]
 fn commands_use_the_options_the_database_was_opened_with() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("db");

@@ -23,7 +23,7 @@ use strata::{Error, Result};
 /// The kinds of filesystem operation a rule can target.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Op {
-    /// `create` (a new or truncated file) and `create_dir_all`.
+    /// `create` (a new or truncated file), `create_dir_all` and `link_or_copy`.
     Create,
     /// `WritableFile::append`.
     Write,
@@ -406,6 +406,10 @@ impl FileSystem for FaultFs {
     fn rename(&self, from: &Path, to: &Path) -> Result<()> {
         self.gate(Op::Rename, &[from, to])?;
         self.inner.rename(from, to)
+    }
+    fn link_or_copy(&self, from: &Path, to: &Path) -> Result<()> {
+        self.gate(Op::Create, &[from, to])?;
+        self.inner.link_or_copy(from, to)
     }
     fn remove_file(&self, path: &Path) -> Result<()> {
         self.gate_after_latency(Op::Remove, path, |st| st.remove_latency)?;

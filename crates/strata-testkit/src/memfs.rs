@@ -10,7 +10,7 @@
 //! see after rebooting.
 //!
 //! Simplifications (deliberate, to keep the model small): directories themselves are durable as
-//! soon as they are created; `create` over an existing name truncates that file in place (its
+//! soon as they are created, and so is a directory's rename; `create` over an existing name truncates that file in place (its
 //! synced length drops to 0); a crash never keeps a subset of unsynced directory changes (they
 //! are all lost, so renames stay atomic). This module must not inject errors: that is `FaultFs`.
 
@@ -97,6 +97,23 @@ fn split(path: &Path) -> Result<(PathBuf, String)> {
 }
 
 impl Image {
+    /// Moves directory `from` (with no subdirectories) to the absent name `to`.
+    fn rename_dir(&mut self, from: &Path, to: &Path) -> Result<()> {
+        if self.dirs.contains_key(to) {
+            return Err(Error::io(to, std::io::Error::from(ErrorKind::AlreadyExists)));
+        }
+        if self.dirs.keys().any(|p| p.parent() == Some(from)) {
+            return Err(Error::io(from, std::io::Error::other("MemFs renames only leaf directories")));
+        }
+        let parent = to.parent().ok_or_else(|| not_found(to))?;
+        if !self.dirs.contains_key(parent) {
+            return Err(not_found(to));
+        }
+        let moved = self.dirs.remove(from).ok_or_else(|| not_found(from))?;
+        self.dirs.insert(to.to_path_buf(), moved);
+        Ok(())
+    }
+
     fn dir_mut(&mut self, dir: &Path, path: &Path) -> Result<&mut Dir> {
         self.dirs.get_mut(dir).ok_or_else(|| not_found(path))
     }
@@ -366,9 +383,25 @@ impl FileSystem for MemFs {
     fn rename(&self, from: &Path, to: &Path) -> Result<()> {
         let ((from_dir, from_name), (to_dir, to_name)) = (split(from)?, split(to)?);
         let mut img = lock(&self.image);
+        if img.dirs.contains_key(from) {
+            return img.rename_dir(from, to);
+        }
         img.dir_mut(&to_dir, to)?;
         let file = img.dir_mut(&from_dir, from)?.live.remove(&from_name).ok_or_else(|| not_found(from))?;
         img.dir_mut(&to_dir, to)?.live.insert(to_name, file);
+        Ok(())
+    }
+
+    /// A hard link: the new name shares the file (an inode) with the old one.
+    fn link_or_copy(&self, from: &Path, to: &Path) -> Result<()> {
+        let (to_dir, to_name) = split(to)?;
+        let mut img = lock(&self.image);
+        let file = img.file(from)?;
+        let d = img.dir_mut(&to_dir, to)?;
+        if d.live.contains_key(&to_name) {
+            return Err(Error::io(to, std::io::Error::from(ErrorKind::AlreadyExists)));
+        }
+        d.live.insert(to_name, file);
         Ok(())
     }
 

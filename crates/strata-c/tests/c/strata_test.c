@@ -313,6 +313,23 @@ int main(int argc, char** argv) {
   CHECK_GET(db, ro, "k1", "changed");
   CHECK_GET(db, snap_ro, "k2", "v2");
 
+  /* A checkpoint opens to the same data; a second one to the same path is refused. */
+  {
+    char copy_path[4096];
+    snprintf(copy_path, sizeof copy_path, "%s/checkpoint", argv[1]);
+    strata_checkpoint(db, copy_path, &err);
+    CHECK_NO_ERR(err);
+    strata_checkpoint(db, copy_path, &err);
+    EXPECT_ERR(err, "already exists");
+    strata_checkpoint(db, NULL, &err);
+    EXPECT_ERR(err, "path");
+    strata_t* copy = strata_open(options, copy_path, &err);
+    CHECK_NO_ERR(err);
+    CHECK_GET(copy, ro, "k1", "changed");
+    CHECK_GET(copy, ro, "k2", NULL);
+    strata_close(copy);
+  }
+
   /* An iterator through the snapshot, forward and backward, with bounds [k2, k5). */
   strata_readoptions_set_lower_bound(snap_ro, "k2", 2);
   strata_readoptions_set_upper_bound(snap_ro, "k5", 2);

@@ -78,6 +78,13 @@ pub fn compact(db: Db, args: OutputArgs, from: Option<&str>, to: Option<&str>) -
     report_ok(args, "compact", 0)
 }
 
+/// Runs `checkpoint`.
+pub fn checkpoint(db: Db, args: OutputArgs, target: &std::path::Path) -> Result<u8> {
+    db.checkpoint(target).with_context(|| format!("checkpoint to {}", target.display()))?;
+    close(db)?;
+    report_ok(args, "checkpoint", 0)
+}
+
 /// Prints `OK` (text) or `{"ok":true,...}` (JSON) after a write.
 pub fn report_ok(args: OutputArgs, op: &str, entries: u64) -> Result<u8> {
     let mut out = Out::new(args);

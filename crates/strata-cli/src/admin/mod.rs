@@ -125,6 +125,17 @@ pub enum AdminCommand {
         #[arg(long, value_name = "KEY")]
         to: Option<String>,
     },
+    /// Write an openable copy of the database to DIR, which must not exist (a backup; table and
+    /// blob files are hard-linked). Flushes the source first.
+    Checkpoint {
+        #[command(flatten)]
+        db: DbArg,
+        #[command(flatten)]
+        out: OutputArgs,
+        /// The new directory.
+        #[arg(value_name = "DIR")]
+        target: std::path::PathBuf,
+    },
     /// Verify every checksum of every live file; print each problem (exit 2 if any). Read-only.
     Check {
         #[command(flatten)]
@@ -171,6 +182,9 @@ pub fn run(cmd: AdminCommand) -> Result<ExitCode> {
         AdminCommand::Scan { db, out, range } => kv::scan(&open_read_only(&db.db)?, out, &range)?,
         AdminCommand::Compact { db, out, from, to } => {
             kv::compact(open_writable(&db.db, false)?, out, from.as_deref(), to.as_deref())?
+        }
+        AdminCommand::Checkpoint { db, out, target } => {
+            kv::checkpoint(open_writable(&db.db, false)?, out, &target)?
         }
         AdminCommand::Dump { db, out } => dump::dump(&open_read_only(&db.db)?, out)?,
         AdminCommand::Load { db, out, file, create_if_missing } => {

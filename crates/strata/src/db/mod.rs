@@ -21,6 +21,7 @@
 // `leader` → `versions` → `bg`; `closed_wals` is taken last and never held while taking another.
 
 mod background;
+mod checkpoint;
 mod db_iter;
 // Public only for strata's own tools (sst-dump, manifest-dump); no stability promise.
 #[doc(hidden)]
@@ -412,6 +413,39 @@ impl Db {
             return Err(Error::ReadOnly);
         }
         self.inner.sync_wal_on_request()
+    }
+
+    /// Writes an openable copy of the database to `target`, a directory that must not exist
+    /// yet (RocksDB's `Checkpoint::CreateCheckpoint`): a backup, or the snapshot a replica is
+    /// seeded from. It holds every write acknowledged before the call, including those made
+    /// with `disable_wal`, since it starts with a flush; writes made meanwhile may or may not
+    /// be in it. Table and blob files are hard-linked, so on the same filesystem a checkpoint
+    /// takes little time and space until compactions replace the shared files; elsewhere they
+    /// are copied. The copy is assembled in `<target>.tmp` and renamed into place, so after a
+    /// crash `target` is either absent or complete. Open it like any database; it shares
+    /// nothing with the source afterwards.
+    ///
+    /// # Errors
+    /// `InvalidArgument` if `target` exists; `ReadOnly` on a read-only handle; as
+    /// [`Db::flush`]; `Io` from writing the copy (the source is unaffected).
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir()?;
+    /// use strata::{Db, Options, ReadOptions, WriteOptions};
+    /// let db = Db::open(dir.path().join("live"), Options::default())?;
+    /// db.put(&WriteOptions::default(), b"k", b"v1")?;
+    /// db.checkpoint(dir.path().join("backup"))?;
+    /// db.put(&WriteOptions::default(), b"k", b"v2")?;
+    ///
+    /// let backup = Db::open(dir.path().join("backup"), Options::default())?;
+    /// assert_eq!(backup.get(&ReadOptions::new(), b"k")?, Some(b"v1".to_vec()));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn checkpoint(&self, target: impl AsRef<Path>) -> Result<()> {
+        if self.inner.read_only {
+            return Err(Error::ReadOnly);
+        }
+        self.inner.checkpoint(target.as_ref())
     }
 
     /// Compacts every file overlapping `[start, end]` (None = unbounded) down to the last level,

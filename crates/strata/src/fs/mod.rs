@@ -377,6 +377,23 @@ pub trait FileSystem: Send + Sync + 'static {
     /// holder (in this process or another) has it. See the examples on [`FileSystem`].
     fn lock(&self, path: &Path) -> Result<Box<dyn FileLock>>;
 
+    /// Makes `to` a file with the contents of the immutable file `from`, durable once `to`'s
+    /// directory is synced: a hard link where the filesystem has them (no bytes copied), else a
+    /// synced copy, which is this default. Used by checkpoints.
+    fn link_or_copy(&self, from: &Path, to: &Path) -> Result<()> {
+        let mut src = self.open_sequential(from)?;
+        let mut dst = self.create(to)?;
+        let mut buf = vec![0u8; 1 << 20];
+        loop {
+            let n = src.read(&mut buf)?;
+            if n == 0 {
+                break;
+            }
+            dst.append(&buf[..n])?;
+        }
+        dst.sync_data()
+    }
+
     /// Reads a whole (small) file through [`FileSystem::open_sequential`]. See the examples on
     /// [`FileSystem`].
     fn read_all(&self, path: &Path) -> Result<Vec<u8>> {

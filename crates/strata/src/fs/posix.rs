@@ -212,6 +212,27 @@ impl FileSystem for PosixFs {
         Ok(fs::metadata(path).map_err(|e| Error::io(path, e))?.len())
     }
 
+    fn link_or_copy(&self, from: &Path, to: &Path) -> Result<()> {
+        match std::fs::hard_link(from, to) {
+            Ok(()) => Ok(()),
+            // Another filesystem (EXDEV), or one without hard links (EPERM, ENOTSUP): copy.
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::CrossesDevices
+                        | std::io::ErrorKind::PermissionDenied
+                        | std::io::ErrorKind::Unsupported
+                ) =>
+            {
+                let mut src = File::open(from).map_err(|e| Error::io(from, e))?;
+                let mut dst = File::create(to).map_err(|e| Error::io(to, e))?;
+                std::io::copy(&mut src, &mut dst).map_err(|e| Error::io(to, e))?;
+                dst.sync_data().map_err(|e| Error::io(to, e))
+            }
+            Err(e) => Err(Error::io(to, e)),
+        }
+    }
+
     fn sync_dir(&self, path: &Path) -> Result<()> {
         File::open(path).and_then(|d| d.sync_all()).map_err(|e| Error::io(path, e))
     }

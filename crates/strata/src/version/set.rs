@@ -195,7 +195,27 @@ impl VersionSet {
     /// Writes a new MANIFEST holding `version` and the counters, then points CURRENT at it.
     fn write_new_manifest(&mut self, version: &Version) -> Result<()> {
         let number = self.new_file_number();
-        let path = self.dir.join(filenames::manifest_name(number));
+        let writer = self.write_snapshot(&self.dir, number, version)?;
+        let current = format!("{}\n", filenames::manifest_name(number));
+        self.fs.write_atomic(&self.dir, filenames::CURRENT, current.as_bytes())?;
+        self.manifest = Some(writer);
+        self.manifest_number = number;
+        Ok(())
+    }
+
+    /// Writes a MANIFEST holding the current version and the counters into `dir`, another
+    /// database's directory (a checkpoint's), and returns the current version and the MANIFEST's
+    /// file name. CURRENT there is the caller's to write, once the files it lists are in place.
+    pub fn write_manifest_into(&mut self, dir: &Path) -> Result<(Arc<Version>, String)> {
+        let number = self.new_file_number();
+        let version = Arc::clone(&self.current);
+        self.write_snapshot(dir, number, &version)?;
+        Ok((version, filenames::manifest_name(number)))
+    }
+
+    /// Writes and syncs `dir/MANIFEST-number` holding `version` and the counters.
+    fn write_snapshot(&self, dir: &Path, number: u64, version: &Version) -> Result<LogWriter> {
+        let path = dir.join(filenames::manifest_name(number));
         let mut writer = LogWriter::new(self.fs.create(&path)?);
         let mut edit = version.snapshot_edit();
         edit.comparator = Some(COMPARATOR_NAME.to_string());
@@ -204,11 +224,7 @@ impl VersionSet {
         edit.last_sequence = Some(self.last_sequence);
         writer.add_record(&edit.encode())?;
         writer.sync()?;
-        let current = format!("{}\n", filenames::manifest_name(number));
-        self.fs.write_atomic(&self.dir, filenames::CURRENT, current.as_bytes())?;
-        self.manifest = Some(writer);
-        self.manifest_number = number;
-        Ok(())
+        Ok(writer)
     }
 
     /// SST and blob file numbers referenced by the current version or any version still held by

@@ -1,0 +1,77 @@
+//! `Db::checkpoint`: an openable copy of the database as of the call, in another directory of
+//! the same filesystem. Table and blob files are immutable, so they are hard-linked (copied
+//! where links are impossible); the checkpoint gets a MANIFEST of its own that lists exactly
+//! them, an OPTIONS file and CURRENT. It is assembled in `<target>.tmp` and renamed into place,
+//! so a crash never leaves a partial checkpoint that looks like a database. This module must
+//! not change the source beyond the flush it starts with.
+
+use std::path::{Path, PathBuf};
+
+use crate::db::{filenames, options_file, DbInner};
+use crate::error::{Error, Result};
+
+impl DbInner {
+    pub(crate) fn checkpoint(&self, target: &Path) -> Result<()> {
+        if self.fs.is_dir(target)?.is_some() {
+            return Err(Error::InvalidArgument(format!(
+                "checkpoint target {} already exists",
+                target.display()
+            )));
+        }
+        // Every acknowledged write, logged or not, goes into tables the checkpoint links.
+        self.flush_and_wait()?;
+        let tmp = staging_dir(target);
+        let placed = self.fill_checkpoint(&tmp).and_then(|()| self.fs.rename(&tmp, target));
+        if let Err(e) = placed {
+            self.discard_staging(&tmp);
+            return Err(e);
+        }
+        let parent = target.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        if let Err(e) = self.fs.sync_dir(parent) {
+            // Its name may not survive a crash: take it back, so that an error never leaves a
+            // target behind.
+            if self.fs.rename(target, &tmp).is_ok() {
+                self.discard_staging(&tmp);
+            }
+            return Err(e);
+        }
+        Ok(())
+    }
+
+    fn fill_checkpoint(&self, tmp: &Path) -> Result<()> {
+        self.fs.create_dir_all(tmp)?;
+        self.discard_staging(tmp); // files a failed earlier attempt left
+                                   // The version is held until every file it lists is linked: a version someone holds
+                                   // keeps its files from obsolete-file deletion, whatever compactions do meanwhile.
+        let (version, manifest) = self.versions.lock().write_manifest_into(tmp)?;
+        for number in version.table_numbers() {
+            self.fs.link_or_copy(&filenames::table(&self.dir, number), &filenames::table(tmp, number))?;
+        }
+        for &number in version.blob_files.keys() {
+            self.fs.link_or_copy(&filenames::blob(&self.dir, number), &filenames::blob(tmp, number))?;
+        }
+        let number = filenames::parse(&manifest).map_or(0, |(_, n)| n);
+        let options = options_file::render(&self.opts);
+        self.fs.write_atomic(tmp, &filenames::options_name(number), options.as_bytes())?;
+        // Last: until CURRENT names the MANIFEST, the directory is not a database.
+        self.fs.write_atomic(tmp, filenames::CURRENT, format!("{manifest}\n").as_bytes())?;
+        self.fs.sync_dir(tmp)
+    }
+
+    /// Removes the files of a staging directory (best effort; the directory itself stays, and
+    /// the next checkpoint to the same target reuses it).
+    fn discard_staging(&self, tmp: &Path) {
+        for name in self.fs.list_dir(tmp).unwrap_or_default() {
+            if let Err(e) = self.fs.remove_file(&tmp.join(&name)) {
+                tracing::warn!(error = %e, "could not remove a checkpoint's staging file");
+            }
+        }
+    }
+}
+
+/// `<target>.tmp`, beside the target.
+fn staging_dir(target: &Path) -> PathBuf {
+    let mut name = target.as_os_str().to_os_string();
+    name.push(".tmp");
+    PathBuf::from(name)
+}

@@ -1,0 +1,211 @@
+//! `Db::checkpoint`: a copy that opens to exactly the writes acknowledged before the call, stays
+//! intact while the source compacts its shared files away, lives on independently, and never
+//! appears half made.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use strata::fs::FileSystem;
+use strata::{Db, Error, Options, ReadOptions, WriteBatch, WriteOptions};
+use strata_testkit::{CrashMode, FaultFs, MemFs, Op, Rng};
+
+type Model = BTreeMap<Vec<u8>, Vec<u8>>;
+
+fn options() -> Options {
+    // Small memtables and files, so a few thousand writes make several levels and blob files.
+    Options {
+        write_buffer_size: 64 << 10,
+        target_file_size: 64 << 10,
+        max_bytes_for_level_base: 1 << 20,
+        level0_compaction_trigger: 2,
+        min_blob_size: 200,
+        ..Options::default()
+    }
+}
+
+fn contents(db: &Db) -> Model {
+    let mut it = db.iter(&ReadOptions::new()).unwrap();
+    it.seek_to_first();
+    let mut out = Model::new();
+    while it.valid() {
+        out.insert(it.key().to_vec(), it.value().to_vec());
+        it.next();
+    }
+    it.status().unwrap();
+    out
+}
+
+/// Random puts (small and blob-sized values), deletes and batches; some without the WAL.
+fn random_writes(db: &Db, model: &mut Model, rng: &mut Rng, n: usize) {
+    for _ in 0..n {
+        let key = format!("key{:04}", rng.below(600)).into_bytes();
+        let opts = WriteOptions { sync: false, disable_wal: rng.below(4) == 0 };
+        match rng.below(10) {
+            0 => {
+                db.delete(&opts, &key).unwrap();
+                model.remove(&key);
+            }
+            1 => {
+                let mut batch = WriteBatch::new();
+                for i in 0..3 {
+                    let k = format!("batch{:03}", (rng.below(100) + i) % 100).into_bytes();
+                    batch.put(&k, &k);
+                    model.insert(k.clone(), k);
+                }
+                db.write(&opts, batch).unwrap();
+            }
+            _ => {
+                let len = if rng.below(2) == 0 { 20 } else { 500 };
+                let value = vec![b'a' + rng.below(26) as u8; len];
+                db.put(&opts, &key, &value).unwrap();
+                model.insert(key, value);
+            }
+        }
+    }
+}
+
+#[test]
+fn checkpoints_hold_exactly_the_writes_before_them_while_the_source_moves_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path().join("db"), options()).unwrap();
+    let (mut model, mut rng) = (Model::new(), Rng::new(7));
+    let mut taken = Vec::new();
+    for round in 0..4 {
+        random_writes(&db, &mut model, &mut rng, 1_500);
+        let target = dir.path().join(format!("checkpoint-{round}"));
+        db.checkpoint(&target).unwrap();
+        taken.push((target, model.clone()));
+    }
+    // The source compacts away every file the checkpoints share with it.
+    random_writes(&db, &mut model, &mut rng, 1_500);
+    db.compact_range(None, None).unwrap();
+    assert_eq!(contents(&db), model);
+
+    for (target, expected) in &taken {
+        assert!(!dir.path().join(format!("{}.tmp", target.display())).exists());
+        let copy = Db::open(target, options()).unwrap();
+        assert_eq!(&contents(&copy), expected, "{}", target.display());
+        for (k, v) in expected.iter().step_by(37) {
+            assert_eq!(copy.get(&ReadOptions::new(), k).unwrap().as_ref(), Some(v));
+        }
+        // A checkpoint lives on by itself: its new files never collide with the ones it has.
+        let (mut own, mut rng) = (expected.clone(), Rng::new(11));
+        random_writes(&copy, &mut own, &mut rng, 1_000);
+        copy.compact_range(None, None).unwrap();
+        drop(copy);
+        let copy = Db::open(target, options()).unwrap();
+        assert_eq!(contents(&copy), own);
+    }
+    assert_eq!(contents(&db), model, "the source is untouched by its checkpoints' lives");
+}
+
+#[cfg(unix)]
+#[test]
+fn table_and_blob_files_are_hard_links_on_one_filesystem() {
+    use std::os::unix::fs::MetadataExt;
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path().join("db"), options()).unwrap();
+    random_writes(&db, &mut Model::new(), &mut Rng::new(3), 2_000);
+    db.checkpoint(dir.path().join("copy")).unwrap();
+    let mut linked = 0;
+    for entry in std::fs::read_dir(dir.path().join("copy")).unwrap() {
+        let path = entry.unwrap().path();
+        let ext = path.extension().map(|e| e.to_string_lossy().into_owned()).unwrap_or_default();
+        let links = std::fs::metadata(&path).unwrap().nlink();
+        match ext.as_str() {
+            "sst" | "blob" => {
+                assert_eq!(links, 2, "{}", path.display());
+                linked += 1;
+            }
+            _ => assert_eq!(links, 1, "{} is the checkpoint's own", path.display()),
+        }
+    }
+    assert!(linked > 2);
+}
+
+#[test]
+fn a_checkpoint_taken_while_writers_run_holds_every_earlier_write() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path().join("db"), options()).unwrap();
+    let acked = Arc::new(AtomicU64::new(0));
+    let writer = {
+        let (db, acked) = (db.clone(), Arc::clone(&acked));
+        std::thread::spawn(move || {
+            for i in 0..20_000u64 {
+                db.put(&WriteOptions::default(), &i.to_be_bytes(), &[1; 100]).unwrap();
+                acked.store(i + 1, Ordering::Release);
+            }
+        })
+    };
+    while acked.load(Ordering::Acquire) < 5_000 {
+        std::thread::yield_now();
+    }
+    let before = acked.load(Ordering::Acquire);
+    db.checkpoint(dir.path().join("copy")).unwrap();
+    writer.join().unwrap();
+    let copy = Db::open(dir.path().join("copy"), options()).unwrap();
+    let keys: Vec<u64> =
+        contents(&copy).keys().map(|k| u64::from_be_bytes(k[..].try_into().unwrap())).collect();
+    assert!(keys.len() as u64 >= before, "{} keys, {before} acknowledged before", keys.len());
+    assert!(keys.iter().enumerate().all(|(i, &k)| k == i as u64), "a prefix of the writes, no holes");
+}
+
+#[test]
+fn bad_targets_and_read_only_handles_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path().join("db"), options()).unwrap();
+    db.put(&WriteOptions::default(), b"k", b"v").unwrap();
+    std::fs::create_dir(dir.path().join("taken")).unwrap();
+    assert!(matches!(db.checkpoint(dir.path().join("taken")), Err(Error::InvalidArgument(_))));
+    assert!(matches!(db.checkpoint(dir.path().join("db")), Err(Error::InvalidArgument(_))));
+    drop(db);
+    let ro = Db::open_read_only(dir.path().join("db"), options()).unwrap();
+    assert!(matches!(ro.checkpoint(dir.path().join("copy")), Err(Error::ReadOnly)));
+    assert!(!dir.path().join("copy").exists());
+}
+
+/// A checkpoint whose every filesystem step fails in turn: each attempt returns the error,
+/// leaves no target behind and the source readable, and the next attempt succeeds.
+#[test]
+fn a_failed_checkpoint_leaves_no_target_and_can_be_retried() {
+    let mem = Arc::new(MemFs::new());
+    let fault = FaultFs::new(Arc::clone(&mem) as Arc<dyn FileSystem>);
+    let opts = Options { fs: Arc::new(fault.clone()), ..options() };
+    let root = Path::new("/data");
+    let db = Db::open(root.join("db"), opts.clone()).unwrap();
+    let mut model = Model::new();
+    random_writes(&db, &mut model, &mut Rng::new(5), 1_000);
+    db.flush().unwrap();
+    let target = root.join("copy");
+    let mut failures = 0;
+    for op in [Op::Create, Op::Write, Op::Sync, Op::Rename, Op::SyncDir] {
+        for n in 1..=40 {
+            fault.fail_nth(op, n);
+            let result = db.checkpoint(&target);
+            fault.clear();
+            if result.is_ok() {
+                break; // this op has fewer than n steps in a checkpoint
+            }
+            failures += 1;
+            assert_eq!(
+                mem.is_dir(&target).unwrap(),
+                None,
+                "{op:?} #{n}: a failed checkpoint left its target"
+            );
+            assert_eq!(contents(&db), model);
+        }
+        let done = Db::open(&target, Options { fs: Arc::clone(&mem) as Arc<dyn FileSystem>, ..options() });
+        assert_eq!(contents(&done.unwrap()), model, "after {op:?} faults");
+        mem.rename(&target, &root.join(format!("done-{op:?}"))).unwrap();
+    }
+    assert!(failures >= 10, "only {failures} injected failures");
+    // Every finished checkpoint survives a power loss whole.
+    let crashed: Arc<dyn FileSystem> = Arc::new(mem.crash_clone(CrashMode::DropUnsynced));
+    for op in ["Create", "Write", "Sync", "Rename", "SyncDir"] {
+        let copy =
+            Db::open(root.join(format!("done-{op}")), Options { fs: Arc::clone(&crashed), ..options() });
+        assert_eq!(contents(&copy.unwrap()), model, "checkpoint done after {op} faults, after a crash");
+    }
+}
