@@ -10,9 +10,10 @@
 //! see after rebooting.
 //!
 //! Simplifications (deliberate, to keep the model small): directories themselves are durable as
-//! soon as they are created, and so is a directory's rename; `create` over an existing name truncates that file in place (its
-//! synced length drops to 0); a crash never keeps a subset of unsynced directory changes (they
-//! are all lost, so renames stay atomic). This module must not inject errors: that is `FaultFs`.
+//! soon as they are created, and so is a directory's rename; `create` over an existing name
+//! truncates that file in place (its synced length drops to 0); a crash never keeps a subset of
+//! unsynced directory changes (they are all lost, so renames of files stay atomic). This module
+//! must not inject errors: that is `FaultFs`.
 
 use std::collections::{BTreeMap, HashSet};
 use std::io::ErrorKind;

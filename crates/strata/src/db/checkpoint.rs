@@ -40,9 +40,10 @@ impl DbInner {
 
     fn fill_checkpoint(&self, tmp: &Path) -> Result<()> {
         self.fs.create_dir_all(tmp)?;
-        self.discard_staging(tmp); // files a failed earlier attempt left
-                                   // The version is held until every file it lists is linked: a version someone holds
-                                   // keeps its files from obsolete-file deletion, whatever compactions do meanwhile.
+        // Files a failed earlier attempt left.
+        self.discard_staging(tmp);
+        // The version is held until every file it lists is linked: a version someone holds keeps
+        // its files from obsolete-file deletion, whatever compactions do meanwhile.
         let (version, manifest) = self.versions.lock().write_manifest_into(tmp)?;
         for number in version.table_numbers() {
             self.fs.link_or_copy(&filenames::table(&self.dir, number), &filenames::table(tmp, number))?;

@@ -114,8 +114,9 @@ fn map_file(file: &File, size: u64) -> Option<memmap2::Mmap> {
     // SAFETY: the mapped file is immutable for strata's purposes (see above). The remaining hazards
     // are another process truncating the file and a disk that fails to read a page, which turn
     // reads into SIGBUS; like LMDB and RocksDB's mmap_read, strata documents them
-    // (docs/durability.md, "Memory-mapped reads") and offers `use_mmap_reads = false`. The mapping is read-only and outlives every slice borrowed from it because
-    // slices borrow `PosixRandom`.
+    // (docs/durability.md, "Memory-mapped reads") and offers `use_mmap_reads = false`. The
+    // mapping is read-only and outlives every slice borrowed from it because slices borrow
+    // `PosixRandom`.
     unsafe { memmap2::Mmap::map(file) }.ok()
 }
 
