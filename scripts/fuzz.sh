@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
-# Runs every fuzz target (one per on-disk decoder) for SECONDS each (default 30) with cargo-fuzz
-# (libFuzzer), starting from the seed corpus in fuzz/corpus/<target> if present, and prints the
-# number of executions per target. Installs cargo-fuzz if missing. cargo-fuzz needs nightly
-# flags; RUSTC_BOOTSTRAP=1 lets the stable toolchain accept them.
+# Runs every fuzz target (one per on-disk decoder, and the options parser) for SECONDS each
+# (default 30) with cargo-fuzz (libFuzzer), starting from the seed corpus in
+# fuzz/corpus/<target> if present, and prints the number of executions per target. Installs
+# cargo-fuzz if missing. cargo-fuzz needs nightly flags; RUSTC_BOOTSTRAP=1 lets the stable
+# toolchain accept them.
 #   scripts/fuzz.sh [SECONDS] [TARGET...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-30}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(block table wal manifest blob write_batch)
+[ ${#targets[@]} -gt 0 ] || targets=(block table wal manifest blob write_batch options)
 command -v cargo-fuzz >/dev/null 2>&1 || cargo install cargo-fuzz --locked
 export RUSTC_BOOTSTRAP=1
 for t in "${targets[@]}"; do
