@@ -7,6 +7,7 @@
 //! set's job.
 
 pub mod format;
+pub mod readahead;
 pub mod reader;
 pub mod writer;
 

@@ -8,6 +8,7 @@ use std::ops::Range;
 use std::sync::Arc;
 
 use super::format::{self, BlobPointer, Footer, RecordView, FLAG_COMPRESSED, FOOTER_LEN, HEADER_LEN};
+use super::readahead::Readahead;
 use crate::error::{Error, Result};
 use crate::fs::RandomAccessFile;
 use crate::options::Compression;
@@ -142,6 +143,26 @@ impl BlobReader {
         let mut rec = vec![0u8; self.record_size(ptr)?];
         self.file.read_exact_at(ptr.offset, &mut rec)?;
         self.value_of(&rec, ptr.offset, user_key, out)
+    }
+
+    /// Like [`BlobReader::get_into`], for a file that is not memory-mapped: the record comes from
+    /// a scan's `ahead` window, so neighbouring records cost one `pread` between them rather
+    /// than one each. The record is checked the same way.
+    pub fn get_into_ahead(
+        &self,
+        ptr: &BlobPointer,
+        user_key: &[u8],
+        out: &mut Vec<u8>,
+        ahead: &mut Readahead,
+    ) -> Result<()> {
+        let size = self.record_size(ptr)? as u64;
+        let rec = ahead.read(&*self.file, self.file_number, ptr.offset..ptr.offset + size, self.data_end)?;
+        self.value_of(rec, ptr.offset, user_key, out)
+    }
+
+    /// Whether the file is memory-mapped (`Options::use_mmap_reads` and a filesystem that maps).
+    pub fn is_mapped(&self) -> bool {
+        self.file.mapped().is_some()
     }
 
     /// Where the value `ptr` points to lies in the file's mapping, after the same checks as

@@ -12,6 +12,7 @@ use std::sync::Arc;
 
 use super::iter_pool::PooledIter;
 use super::{DbInner, SuperVersion};
+use crate::blob::readahead::Readahead;
 use crate::blob::{BlobPointer, BlobReader};
 use crate::error::{Error, Result};
 use crate::iter::level::{LevelIterator, TableOpener};
@@ -87,6 +88,8 @@ pub struct DbIterator {
     /// When set, the current value is these bytes of `blob_file`'s mapping (no copy) instead of
     /// `value`.
     mapped_value: Option<Range<usize>>,
+    /// Blob bytes read ahead for a scan, when blob files are not mapped (`use_mmap_reads`).
+    readahead: Readahead,
     error: Option<Error>,
     /// The super version `iter` reads; `None` only once `drop` handed it to the pool.
     pinned: Option<Arc<SuperVersion>>,
@@ -174,6 +177,7 @@ impl DbIterator {
             value,
             blob_file,
             mapped_value: None,
+            readahead: Readahead::default(),
             error: None,
             pinned: Some(pinned),
             fill_cache: opts.fill_cache,
@@ -413,7 +417,8 @@ impl DbIterator {
         let file = self.blob_file.insert(file);
         match file.mapped_value(&ptr, &self.key)? {
             Some(range) => self.mapped_value = Some(range),
-            None => file.get_into(&ptr, &self.key, &mut self.value)?,
+            None if file.is_mapped() => file.get_into(&ptr, &self.key, &mut self.value)?,
+            None => file.get_into_ahead(&ptr, &self.key, &mut self.value, &mut self.readahead)?,
         }
         Ok(())
     }
