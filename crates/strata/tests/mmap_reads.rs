@@ -89,6 +89,21 @@ fn unmapped_reads_see_every_value_and_map_no_file() {
         it.next();
     }
     assert_eq!(n, KEYS);
+    // Backward, and from a seek in the middle: the blob readahead runs the other way.
+    it.seek_to_last();
+    while it.valid() {
+        n -= 1;
+        assert_eq!(it.key(), &key(n)[..]);
+        assert_eq!(it.value(), &value(n)[..]);
+        it.prev();
+    }
+    assert_eq!(n, 0);
+    it.seek(&key(KEYS / 2));
+    for i in KEYS / 2..KEYS / 2 + 50 {
+        assert_eq!(it.value(), &value(i)[..]);
+        it.next();
+    }
+    it.status().unwrap();
     assert_eq!(mapped_files(dir.path()), Vec::<String>::new());
     drop(it);
     drop(db);
