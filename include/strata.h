@@ -126,6 +126,14 @@ void strata_merge(strata_t* db, const strata_writeoptions_t* options, const char
 void strata_write(strata_t* db, const strata_writeoptions_t* options,
                   const strata_writebatch_t* batch, char** errptr);
 
+/* Reads num_keys keys at one point in time (RocksDB's rocksdb_multi_get). For each i,
+ * values_list[i] is the malloc'd value (free with strata_free) with its length in
+ * values_list_sizes[i], or NULL with length 0 when the key is absent or its read failed;
+ * errs[i] must be NULL or a message on entry and is set to the read's error, if any. An error of
+ * the call itself (a NULL handle or array) is put in every errs[i]. */
+void strata_multi_get(strata_t* db, const strata_readoptions_t* options, size_t num_keys,
+                      const char* const* keys_list, const size_t* keys_list_sizes, char** values_list,
+                      size_t* values_list_sizes, char** errs);
 /* Returns the value of `key` in a malloc'd buffer (not NUL-terminated) of *vallen bytes, to be
  * freed with strata_free. Returns NULL with *vallen = 0 when the key is absent (no error) or
  * on error (*errptr set). An empty value is a non-NULL buffer with *vallen = 0. */

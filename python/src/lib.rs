@@ -406,6 +406,25 @@ impl PyDb {
         }
     }
 
+    /// The values of `keys` (None where absent), in order, all read at one point in time
+    /// (RocksDB's `MultiGet`).
+    #[pyo3(signature = (keys, snapshot = None, fill_cache = true))]
+    fn multi_get<'py>(
+        &self,
+        py: Python<'py>,
+        keys: &Bound<'py, PyAny>,
+        snapshot: Option<&Bound<'py, PySnapshot>>,
+        fill_cache: bool,
+    ) -> PyResult<Vec<Option<Bound<'py, PyBytes>>>> {
+        let owned: Vec<Bound<'py, PyBytes>> =
+            keys.try_iter()?.map(|k| bytes_arg(&k?, "key")).collect::<PyResult<_>>()?;
+        let db = self.handle(py)?;
+        let ro = self.read_options(py, snapshot, fill_cache)?;
+        let refs: Vec<&[u8]> = owned.iter().map(|b| b.as_bytes()).collect();
+        let results = py.detach(|| db.multi_get(&ro, &refs));
+        results.into_iter().map(|r| Ok(check(py, r)?.map(|v| PyBytes::new(py, &v)))).collect()
+    }
+
     /// Deletes `key` (no error if it is absent).
     #[pyo3(signature = (key, sync = false, disable_wal = false))]
     fn delete(&self, py: Python<'_>, key: &Bound<'_, PyAny>, sync: bool, disable_wal: bool) -> PyResult<()> {

@@ -145,6 +145,17 @@ def test_sync_wal_syncs_without_flushing(db):
     assert db[b"a"] == b"1"
 
 
+def test_multi_get_reads_every_key_in_order(db):
+    fill(db, 100)
+    snap = db.snapshot()
+    db.put(b"k0001", b"later")
+    assert db.multi_get([b"k0000", b"missing", bytearray(b"k0099"), b"k0001"]) == [b"v0", None, b"v99", b"later"]
+    assert db.multi_get(iter([b"k0001"]), snapshot=snap) == [b"v1"]
+    assert db.multi_get([]) == []
+    with pytest.raises(TypeError):
+        db.multi_get([b"k0000", "text"])
+
+
 def test_checkpoint_opens_to_the_writes_before_it(db, tmp_path):
     fill(db, 500)
     db.put(b"unlogged", b"1", disable_wal=True)

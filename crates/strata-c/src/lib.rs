@@ -582,6 +582,69 @@ pub unsafe extern "C" fn strata_write(
     unsafe { finish(errptr, r, ()) }
 }
 
+/// Reads `num_keys` keys at one point in time (`Db::multi_get`; RocksDB's `rocksdb_multi_get`).
+/// For each `i`: `values_list[i]` is the malloc'd value with its length in `values_list_sizes[i]`,
+/// or NULL with length 0 when the key is absent or its read failed, and `errs[i]` is NULL or that
+/// read's error. An error of the call itself (a NULL handle or array) goes to every `errs[i]`.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn strata_multi_get(
+    db: *mut strata_t,
+    options: *const strata_readoptions_t,
+    num_keys: usize,
+    keys_list: *const *const c_char,
+    keys_list_sizes: *const usize,
+    values_list: *mut *mut c_char,
+    values_list_sizes: *mut usize,
+    errs: *mut *mut c_char,
+) {
+    if num_keys == 0 {
+        return;
+    }
+    let outputs = !values_list.is_null() && !values_list_sizes.is_null();
+    let r = guard(|| {
+        // SAFETY: `db` and `options` are NULL or live handles (header contract).
+        let (db, o) = unsafe { (handle(db, "db")?, handle(options, "read options")?) };
+        if keys_list.is_null() || keys_list_sizes.is_null() || !outputs || errs.is_null() {
+            return Err("invalid argument: an array passed to strata_multi_get is NULL".to_string());
+        }
+        // SAFETY: non-NULL, and each holds `num_keys` elements (header contract).
+        let (ptrs, lens) = unsafe {
+            (
+                std::slice::from_raw_parts(keys_list, num_keys),
+                std::slice::from_raw_parts(keys_list_sizes, num_keys),
+            )
+        };
+        // SAFETY: each key pointer is NULL or points to its length's bytes (header contract).
+        let keys = ptrs.iter().zip(lens).map(|(&p, &len)| unsafe { bytes(p, len, "key") });
+        let keys: Vec<&[u8]> = keys.collect::<CResult<_>>()?;
+        Ok(db.db.multi_get(&o.opts, &keys))
+    });
+    for i in 0..num_keys {
+        let (value, error) = match &r {
+            Ok(results) => match &results[i] {
+                Ok(Some(v)) => match malloc_copy(v, false) {
+                    Some(buf) => ((buf, v.len()), None),
+                    None => {
+                        ((ptr::null_mut(), 0), Some(format!("out of memory allocating {} bytes", v.len())))
+                    }
+                },
+                Ok(None) => ((ptr::null_mut(), 0), None),
+                Err(e) => ((ptr::null_mut(), 0), Some(e.to_string())),
+            },
+            Err(msg) => ((ptr::null_mut(), 0), Some(msg.clone())),
+        };
+        if outputs {
+            // SAFETY: both arrays are non-NULL and hold `num_keys` writable slots (header).
+            unsafe { (*values_list.add(i), *values_list_sizes.add(i)) = value };
+        }
+        if let (Some(msg), false) = (error, errs.is_null()) {
+            // SAFETY: `errs` holds `num_keys` slots, each NULL or a malloc'd message (header).
+            unsafe { set_error(errs.add(i), &msg) };
+        }
+    }
+}
+
 /// The value of `key`, malloc'd, with its length in `*vallen`; NULL with `*vallen == 0` when the
 /// key is absent or on error.
 #[no_mangle]

@@ -313,6 +313,26 @@ int main(int argc, char** argv) {
   CHECK_GET(db, ro, "k1", "changed");
   CHECK_GET(db, snap_ro, "k2", "v2");
 
+  /* Several keys in one call, in order; absent keys come back NULL without an error. */
+  {
+    const char* keys[3] = {"k1", "k2", "nope"};
+    const size_t key_sizes[3] = {2, 2, 4};
+    char* values[3] = {NULL, NULL, NULL};
+    size_t value_sizes[3] = {7, 7, 7};
+    char* errs[3] = {NULL, NULL, NULL};
+    strata_multi_get(db, ro, 3, keys, key_sizes, values, value_sizes, errs);
+    CHECK(errs[0] == NULL && errs[1] == NULL && errs[2] == NULL);
+    CHECK(values[0] != NULL && value_sizes[0] == 7 && memcmp(values[0], "changed", 7) == 0);
+    CHECK(values[1] == NULL && value_sizes[1] == 0);
+    CHECK(values[2] == NULL && value_sizes[2] == 0);
+    strata_free(values[0]);
+    strata_multi_get(NULL, ro, 3, keys, key_sizes, values, value_sizes, errs);
+    for (int i = 0; i < 3; i++) {
+      CHECK(values[i] == NULL);
+      EXPECT_ERR(errs[i], "db");
+    }
+  }
+
   /* A checkpoint opens to the same data; a second one to the same path is refused. */
   {
     char copy_path[4096];

@@ -25,6 +25,11 @@ pub enum StatsKind {
 pub trait BenchDb: Send + Sync {
     fn put(&self, key: &[u8], value: &[u8], sync: bool, disable_wal: bool) -> Result<()>;
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>>;
+    /// Point reads of `keys` in one call (multireadrandom). Engines without such a call read
+    /// the keys one by one.
+    fn multi_get(&self, keys: &[&[u8]]) -> Result<Vec<Option<Vec<u8>>>> {
+        keys.iter().map(|k| self.get(k)).collect()
+    }
     fn delete(&self, key: &[u8], sync: bool, disable_wal: bool) -> Result<()>;
     fn merge(&self, key: &[u8], value: &[u8], sync: bool, disable_wal: bool) -> Result<()>;
     /// Writes all `ops` as puts, atomically (for `--batch_size`).

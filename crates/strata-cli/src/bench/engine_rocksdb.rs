@@ -116,6 +116,12 @@ impl BenchDb for RocksDb {
         Ok(self.db.get_pinned_opt(key, &self.read)?.map(|v| v.to_vec()))
     }
 
+    fn multi_get(&self, keys: &[&[u8]]) -> Result<Vec<Option<Vec<u8>>>> {
+        // rocksdb_multi_get: RocksDB's MultiGet over a vector of keys, what db_bench's
+        // multireadrandom calls unless --multiread_batched.
+        Ok(self.db.multi_get_opt(keys, &self.read).into_iter().collect::<Result<_, _>>()?)
+    }
+
     fn delete(&self, key: &[u8], sync: bool, disable_wal: bool) -> Result<()> {
         Ok(self.db.delete_opt(key, &write_options(sync, disable_wal))?)
     }

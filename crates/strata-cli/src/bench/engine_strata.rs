@@ -98,6 +98,10 @@ impl BenchDb for StrataDb {
         Ok(self.db.get(&ReadOptions::new(), key)?)
     }
 
+    fn multi_get(&self, keys: &[&[u8]]) -> Result<Vec<Option<Vec<u8>>>> {
+        Ok(self.db.multi_get(&ReadOptions::new(), keys).into_iter().collect::<strata::Result<_>>()?)
+    }
+
     fn delete(&self, key: &[u8], sync: bool, disable_wal: bool) -> Result<()> {
         Ok(self.db.delete(&write_options(sync, disable_wal), key)?)
     }

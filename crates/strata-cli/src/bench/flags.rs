@@ -204,7 +204,9 @@ pub static FLAGS: &[FlagSpec] = &[
     flag("benchmark_write_rate_limit", "0", "readwhilewriting writer bytes/s (0: unlimited)", |f, v| {
         set_num(&mut f.benchmark_write_rate_limit, v)
     }),
-    flag("batch_size", "1", "puts per write batch", |f, v| set_min(&mut f.batch_size, v, 1)),
+    flag("batch_size", "1", "puts per write batch; keys per multireadrandom call", |f, v| {
+        set_min(&mut f.batch_size, v, 1)
+    }),
     flag(
         "min_blob_size",
         "",
@@ -412,7 +414,7 @@ pub fn help_text() -> String {
          \x20                           [--plot=F.svg] -- <db_bench flags>\n\
          \x20      strata bench plot A.csv [B.csv ...] [-o OUT.svg]\n\
          \x20      (`strata bench compare --help` and `strata bench plot --help` say more)\n\n\
-         benchmarks: fillseq fillrandom overwrite readrandom readseq readreverse seekrandom\n\
+         benchmarks: fillseq fillrandom overwrite readrandom multireadrandom readseq readreverse seekrandom\n\
          \x20           updaterandom mergerandom deleterandom deleteseq readwhilewriting\n\
          \x20           seekrandomwhilewriting compact flush stats levelstats\n\nflags:\n",
     );

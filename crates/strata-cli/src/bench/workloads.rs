@@ -23,6 +23,8 @@ pub enum Workload {
     FillRandom,
     Overwrite,
     ReadRandom,
+    /// Random point reads, `--batch_size` keys per call (db_bench's multireadrandom).
+    MultiReadRandom,
     ReadSeq,
     ReadReverse,
     SeekRandom,
@@ -46,6 +48,7 @@ impl Workload {
             "fillrandom" => Self::FillRandom,
             "overwrite" => Self::Overwrite,
             "readrandom" => Self::ReadRandom,
+            "multireadrandom" => Self::MultiReadRandom,
             "readseq" => Self::ReadSeq,
             "readreverse" => Self::ReadReverse,
             "seekrandom" => Self::SeekRandom,
@@ -72,7 +75,11 @@ impl Workload {
     pub fn op_title(self) -> &'static str {
         match self {
             Self::FillSeq | Self::FillRandom | Self::Overwrite => "write",
-            Self::ReadRandom | Self::ReadSeq | Self::ReadReverse | Self::ReadWhileWriting => "read",
+            Self::ReadRandom
+            | Self::MultiReadRandom
+            | Self::ReadSeq
+            | Self::ReadReverse
+            | Self::ReadWhileWriting => "read",
             Self::SeekRandom | Self::SeekRandomWhileWriting => "seek",
             Self::UpdateRandom => "update",
             Self::MergeRandom => "merge",
@@ -89,7 +96,11 @@ impl Workload {
     /// The found/updates message db_bench appends to the result line.
     pub fn message(self, found: u64, ops: u64) -> String {
         match self {
-            Self::ReadRandom | Self::SeekRandom | Self::ReadWhileWriting | Self::SeekRandomWhileWriting => {
+            Self::ReadRandom
+            | Self::MultiReadRandom
+            | Self::SeekRandom
+            | Self::ReadWhileWriting
+            | Self::SeekRandomWhileWriting => {
                 format!("({found} of {ops} found)")
             }
             Self::UpdateRandom => format!("( updates:{ops} found:{found})"),
@@ -165,6 +176,7 @@ pub fn run(w: Workload, c: &mut Ctx<'_>) -> Result<()> {
         Workload::FillSeq => write(c, true),
         Workload::FillRandom | Workload::Overwrite => write(c, false),
         Workload::ReadRandom => read_random(c),
+        Workload::MultiReadRandom => multi_read_random(c),
         Workload::ReadSeq => read_seq(c, false),
         Workload::ReadReverse => read_seq(c, true),
         Workload::SeekRandom => seek_random(c),
@@ -250,6 +262,28 @@ fn read_random(c: &mut Ctx<'_>) -> Result<()> {
             bytes += (key.len() + v.len()) as u64;
         }
         c.finished(1);
+    }
+    c.stats.add_bytes(bytes);
+    Ok(())
+}
+
+/// `--batch_size` random keys per `multi_get` call; the budget counts keys, as db_bench's does.
+fn multi_read_random(c: &mut Ctx<'_>) -> Result<()> {
+    let (batch, ksize) = (c.flags.batch_size, c.flags.key_size);
+    let mut budget = Budget::new(c.flags.reads_per_thread(), c.flags.duration);
+    let mut key_arena = vec![b'0'; batch * ksize];
+    let mut bytes = 0u64;
+    while !budget.done(batch as u64) {
+        for slot in key_arena.chunks_exact_mut(ksize) {
+            encode_key(c.rng.next_key(), slot);
+        }
+        let keys: Vec<&[u8]> = key_arena.chunks_exact(ksize).collect();
+        for v in c.db.multi_get(&keys)?.into_iter().flatten() {
+            c.found += 1;
+            bytes += (ksize + v.len()) as u64;
+        }
+        c.ops += batch as u64;
+        c.finished(batch as u64);
     }
     c.stats.add_bytes(bytes);
     Ok(())

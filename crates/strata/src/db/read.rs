@@ -2,13 +2,14 @@
 //! source newest to oldest: the mutable memtable, the immutable memtables, L0 files newest first,
 //! then at most one file per deeper level. The first Put, Blob pointer or Delete visible at the
 //! read's sequence number decides; merge operands met on the way are collected and folded onto it.
+//! A multi-get does the same for each of its keys under one super version and sequence number.
 
 use std::sync::atomic::Ordering;
 
-use super::DbInner;
+use super::{DbInner, SuperVersion};
 use crate::blob::BlobPointer;
 use crate::error::{Error, Result};
-use crate::key::{self, ValueKind};
+use crate::key::{self, SeqNo, ValueKind};
 use crate::options::{ReadOptions, NUM_LEVELS};
 
 /// What the newest visible entry of a key turned out to be.
@@ -67,11 +68,33 @@ impl<'k> Lookup<'k> {
 
 impl DbInner {
     pub(crate) fn get(&self, opts: &ReadOptions, user_key: &[u8]) -> Result<Option<Vec<u8>>> {
-        let seq = match &opts.snapshot {
+        let seq = self.read_sequence(opts);
+        let sv = self.super_version.load();
+        self.get_in(&sv, seq, user_key, opts.fill_cache)
+    }
+
+    /// Point reads of `keys`, all at one sequence number and one super version: a consistent
+    /// view across the keys, as if read under one snapshot, for one load of the shared state.
+    pub(crate) fn multi_get(&self, opts: &ReadOptions, keys: &[&[u8]]) -> Vec<Result<Option<Vec<u8>>>> {
+        let seq = self.read_sequence(opts);
+        let sv = self.super_version.load();
+        keys.iter().map(|k| self.get_in(&sv, seq, k, opts.fill_cache)).collect()
+    }
+
+    fn read_sequence(&self, opts: &ReadOptions) -> SeqNo {
+        match &opts.snapshot {
             Some(s) => s.sequence(),
             None => self.last_sequence.load(Ordering::Acquire),
-        };
-        let sv = self.super_version.load();
+        }
+    }
+
+    fn get_in(
+        &self,
+        sv: &SuperVersion,
+        seq: SeqNo,
+        user_key: &[u8],
+        fill_cache: bool,
+    ) -> Result<Option<Vec<u8>>> {
         let lookup_key = key::seek_key(user_key, seq);
         let mut lookup = Lookup::new(user_key);
         let mut visit = |k: &[u8], v: &[u8]| lookup.visit(k, v);
@@ -84,7 +107,7 @@ impl DbInner {
             imm.get(&lookup_key, &mut visit);
         }
         if !lookup.done() {
-            self.get_from_files(&sv.version, &lookup_key, opts.fill_cache, &mut lookup)?;
+            self.get_from_files(&sv.version, &lookup_key, fill_cache, &mut lookup)?;
         }
         lookup.take_error()?;
         self.stats.gets.fetch_add(1, Ordering::Relaxed);
