@@ -1,6 +1,7 @@
 //! One stress thread: draws random operations — put, delete, merge, multi-key batches, point
-//! gets, range scans forward and backward (with bounds, with a prefix, or seek-and-stop), reads at
-//! a snapshot taken earlier, and occasional flush and compact_range — and checks every read.
+//! gets and multi-gets, range scans forward and backward (with bounds, with a prefix, or
+//! seek-and-stop), reads at a snapshot taken earlier, and occasional flush and compact_range —
+//! and checks every read.
 //!
 //! Concurrency rule: every write and every read of the latest state holds the oracle stripe locks
 //! of the keys it touches for the whole engine call, so the oracle update and the engine operation
@@ -112,7 +113,8 @@ impl<'a> Worker<'a> {
                 self.write(&[(key, op)])
             }
             5000..6000 => self.batch(),
-            6000..8000 => self.get(key),
+            6000..7200 => self.get(key),
+            7200..8000 => self.multi_get(),
             8000..9200 => self.scan(),
             9200..9993 => self.snapshot_reads(),
             9993..9998 => self.flush(),
@@ -192,6 +194,24 @@ impl<'a> Worker<'a> {
         Ok(())
     }
 
+    /// Up to 8 random keys (repeats allowed) in one `multi_get`, checked against the oracle with
+    /// their stripes locked, so no write to them is in flight.
+    fn multi_get(&mut self) -> Result<(), Failure> {
+        let n = self.rng.usize(1..=8);
+        let keys: Vec<u64> = (0..n).map(|_| self.rng.u64(0..self.oracle.keys())).collect();
+        let encoded: Vec<Vec<u8>> = keys.iter().map(|&k| key_bytes(k)).collect();
+        let refs: Vec<&[u8]> = encoded.iter().map(Vec::as_slice).collect();
+        let locked = self.oracle.lock(&keys);
+        let results = self.db.multi_get(&ReadOptions::new(), &refs);
+        let expected: Vec<Value> = keys.iter().map(|&k| locked.slot(k).cur).collect();
+        drop(locked);
+        for ((&k, want), got) in keys.iter().zip(expected).zip(results) {
+            check_value("multi_get", k, want, got?.as_deref())?;
+        }
+        bump(&self.stats.reads_verified, n as u64);
+        Ok(())
+    }
+
     fn random_range(&mut self, max_len: u64) -> Range {
         let keys = self.oracle.keys();
         let lo = self.rng.u64(0..keys);
@@ -230,15 +250,20 @@ impl<'a> Worker<'a> {
             self.flush()?;
         }
         let ro = ReadOptions { snapshot: Some(snap), ..ReadOptions::new() };
-        for _ in 0..3 {
-            let k = self.rng.u64(r.lo..r.hi);
+        let keys: Vec<u64> = (0..3).map(|_| self.rng.u64(r.lo..r.hi)).collect();
+        for &k in &keys {
             let actual = self.db.get(&ro, &key_bytes(k))?;
             check_value("get at snapshot", k, at_snap[(k - r.lo) as usize], actual.as_deref())?;
+        }
+        let encoded: Vec<Vec<u8>> = keys.iter().map(|&k| key_bytes(k)).collect();
+        let refs: Vec<&[u8]> = encoded.iter().map(Vec::as_slice).collect();
+        for (&k, got) in keys.iter().zip(self.db.multi_get(&ro, &refs)) {
+            check_value("multi_get at snapshot", k, at_snap[(k - r.lo) as usize], got?.as_deref())?;
         }
         let got = read_range(self.db, ro, r)?;
         compare_range("scan at snapshot", r, &expected_range(r, |k| at_snap[(k - r.lo) as usize]), &got)?;
         bump(&self.stats.snapshots, 1);
-        bump(&self.stats.reads_verified, 3 + got.len() as u64);
+        bump(&self.stats.reads_verified, 6 + got.len() as u64);
         Ok(())
     }
 
