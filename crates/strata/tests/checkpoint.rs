@@ -166,6 +166,32 @@ fn bad_targets_and_read_only_handles_are_refused() {
     assert!(!dir.path().join("copy").exists());
 }
 
+/// Checkpoints racing to one target: one wins, the others are refused, and the winner's copy
+/// is whole.
+#[test]
+fn concurrent_checkpoints_to_one_target_leave_one_whole_copy() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path().join("db"), options()).unwrap();
+    let mut model = Model::new();
+    random_writes(&db, &mut model, &mut Rng::new(13), 2_000);
+    let target = dir.path().join("copy");
+    for _ in 0..5 {
+        let racers: Vec<_> = (0..3)
+            .map(|_| {
+                let (db, target) = (db.clone(), target.clone());
+                std::thread::spawn(move || db.checkpoint(&target))
+            })
+            .collect();
+        let results: Vec<_> = racers.into_iter().map(|t| t.join().unwrap()).collect();
+        assert_eq!(results.iter().filter(|r| r.is_ok()).count(), 1, "{results:?}");
+        assert!(results.iter().all(|r| r.is_ok() || matches!(r, Err(Error::InvalidArgument(_)))));
+        let copy = Db::open(&target, options()).unwrap();
+        assert_eq!(contents(&copy), model);
+        drop(copy);
+        std::fs::remove_dir_all(&target).unwrap();
+    }
+}
+
 /// A checkpoint whose every filesystem step fails in turn: each attempt returns the error,
 /// leaves no target behind and the source readable, and the next attempt succeeds.
 #[test]

@@ -5,13 +5,42 @@
 //! so a crash never leaves a partial checkpoint that looks like a database. This module must
 //! not change the source beyond the flush it starts with.
 
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
+use std::sync::{Mutex, OnceLock};
 
 use crate::db::{filenames, options_file, DbInner};
 use crate::error::{Error, Result};
 
+/// Staging directories of the checkpoints this process is making: two at once to the same
+/// target would share one and mix their files.
+fn in_progress() -> &'static Mutex<HashSet<PathBuf>> {
+    static SET: OnceLock<Mutex<HashSet<PathBuf>>> = OnceLock::new();
+    SET.get_or_init(Default::default)
+}
+
+/// Holds a staging directory's entry in [`in_progress`] until dropped.
+struct Claim(PathBuf);
+
+impl Claim {
+    fn take(tmp: PathBuf) -> Result<Claim> {
+        let mut set = in_progress().lock().unwrap_or_else(|e| e.into_inner());
+        if !set.insert(tmp.clone()) {
+            return Err(Error::InvalidArgument(format!("a checkpoint to {} is in progress", tmp.display())));
+        }
+        Ok(Claim(tmp))
+    }
+}
+
+impl Drop for Claim {
+    fn drop(&mut self) {
+        in_progress().lock().unwrap_or_else(|e| e.into_inner()).remove(&self.0);
+    }
+}
+
 impl DbInner {
     pub(crate) fn checkpoint(&self, target: &Path) -> Result<()> {
+        let _claim = Claim::take(staging_dir(target))?;
         if self.fs.is_dir(target)?.is_some() {
             return Err(Error::InvalidArgument(format!(
                 "checkpoint target {} already exists",
