@@ -40,7 +40,8 @@ impl Drop for Claim {
 
 impl DbInner {
     pub(crate) fn checkpoint(&self, target: &Path) -> Result<()> {
-        let _claim = Claim::take(staging_dir(target))?;
+        let tmp = staging_dir(target);
+        let _claim = Claim::take(tmp.clone())?;
         if self.fs.is_dir(target)?.is_some() {
             return Err(Error::InvalidArgument(format!(
                 "checkpoint target {} already exists",
@@ -49,7 +50,6 @@ impl DbInner {
         }
         // Every acknowledged write, logged or not, goes into tables the checkpoint links.
         self.flush_and_wait()?;
-        let tmp = staging_dir(target);
         let placed = self.fill_checkpoint(&tmp).and_then(|()| self.fs.rename(&tmp, target));
         if let Err(e) = placed {
             self.discard_staging(&tmp);
@@ -73,19 +73,19 @@ impl DbInner {
         self.discard_staging(tmp);
         // The version is held until every file it lists is linked: a version someone holds keeps
         // its files from obsolete-file deletion, whatever compactions do meanwhile.
-        let (version, manifest) = self.versions.lock().write_manifest_into(tmp)?;
+        let (version, manifest_number) = self.versions.lock().write_manifest_into(tmp)?;
         for number in version.table_numbers() {
             self.fs.link_or_copy(&filenames::table(&self.dir, number), &filenames::table(tmp, number))?;
         }
         for &number in version.blob_files.keys() {
             self.fs.link_or_copy(&filenames::blob(&self.dir, number), &filenames::blob(tmp, number))?;
         }
-        let number = filenames::parse(&manifest).map_or(0, |(_, n)| n);
         let options = options_file::render(&self.opts);
-        self.fs.write_atomic(tmp, &filenames::options_name(number), options.as_bytes())?;
-        // Last: until CURRENT names the MANIFEST, the directory is not a database.
-        self.fs.write_atomic(tmp, filenames::CURRENT, format!("{manifest}\n").as_bytes())?;
-        self.fs.sync_dir(tmp)
+        self.fs.write_atomic(tmp, &filenames::options_name(manifest_number), options.as_bytes())?;
+        // Last: until CURRENT names the MANIFEST, the directory is not a database. Its
+        // directory fsync also makes every link and file above durable.
+        let current = format!("{}\n", filenames::manifest_name(manifest_number));
+        self.fs.write_atomic(tmp, filenames::CURRENT, current.as_bytes())
     }
 
     /// Removes the files of a staging directory (best effort; the directory itself stays, and

@@ -205,12 +205,12 @@ impl VersionSet {
 
     /// Writes a MANIFEST holding the current version and the counters into `dir`, another
     /// database's directory (a checkpoint's), and returns the current version and the MANIFEST's
-    /// file name. CURRENT there is the caller's to write, once the files it lists are in place.
-    pub fn write_manifest_into(&mut self, dir: &Path) -> Result<(Arc<Version>, String)> {
+    /// file number. CURRENT there is the caller's to write, once the files it lists are in place.
+    pub fn write_manifest_into(&mut self, dir: &Path) -> Result<(Arc<Version>, u64)> {
         let number = self.new_file_number();
         let version = Arc::clone(&self.current);
         self.write_snapshot(dir, number, &version)?;
-        Ok((version, filenames::manifest_name(number)))
+        Ok((version, number))
     }
 
     /// Writes and syncs `dir/MANIFEST-number` holding `version` and the counters.
