@@ -40,24 +40,23 @@ fn policy_of(name: &str) -> Option<i64> {
 
 /// The thread changes its policy as it starts, so give it a moment.
 fn wait_for_policy(name: &str, want: i64) -> Option<i64> {
-    for _ in 0..200 {
-        if policy_of(name) == Some(want) {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(5));
-    }
-    policy_of(name)
+    wait_for(policy_of, name, want)
 }
 
 /// The thread lowers its priority as it starts, so give it a moment.
 fn wait_for_nice(name: &str, want: i64) -> Option<i64> {
+    wait_for(nice_of, name, want)
+}
+
+/// Polls `read(name)` until it is `want` or about a second has passed; returns the last value.
+fn wait_for(read: fn(&str) -> Option<i64>, name: &str, want: i64) -> Option<i64> {
     for _ in 0..200 {
-        if nice_of(name) == Some(want) {
+        if read(name) == Some(want) {
             break;
         }
         std::thread::sleep(std::time::Duration::from_millis(5));
     }
-    nice_of(name)
+    read(name)
 }
 
 /// One test, not two: tests run as threads of one process, and each looks at all its threads.
