@@ -363,6 +363,9 @@ impl RandomAccessFile for FaultRandom {
     fn size(&self) -> u64 {
         self.inner.size()
     }
+    fn will_need(&self, offset: u64, len: u64) {
+        self.inner.will_need(offset, len);
+    }
     // `mapped` stays `None` so that every read passes through `read_exact_at` and its rules.
 }
 

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use super::format::{self, BlobPointer, Footer, RecordView, FLAG_COMPRESSED, FOOTER_LEN, HEADER_LEN};
 use super::readahead::Readahead;
 use crate::error::{Error, Result};
-use crate::fs::RandomAccessFile;
+use crate::fs::{RandomAccessFile, SequentialHint};
 use crate::options::Compression;
 use crate::util::compress::decompress;
 use crate::util::prefetch::prefetch_read;
@@ -91,6 +91,14 @@ impl KnownRecord {
     }
 }
 
+/// Where one reader that goes through blob records in file order (a scan, a compaction moving
+/// live values) is, for [`BlobReader::note_walk`].
+#[derive(Debug, Clone, Default)]
+pub struct BlobWalk {
+    file_number: u64,
+    hint: SequentialHint,
+}
+
 impl BlobReader {
     /// Opens blob file `file_number` and checks its header. A file from a newer format version
     /// is `Error::UnsupportedVersion`; one too short to hold a header and footer is corruption.
@@ -158,6 +166,15 @@ impl BlobReader {
         let size = self.record_size(ptr)? as u64;
         let rec = ahead.read(&*self.file, self.file_number, ptr.offset..ptr.offset + size, self.data_end)?;
         self.value_of(rec, ptr.offset, user_key, out)
+    }
+
+    /// Notes that `walk`'s reader is about to read the record `ptr` names, so that a long forward
+    /// walk over a mapped file asks for read-ahead (see `SequentialHint`).
+    pub fn note_walk(&self, walk: &mut BlobWalk, ptr: &BlobPointer) {
+        if walk.file_number != self.file_number {
+            *walk = BlobWalk { file_number: self.file_number, hint: SequentialHint::new() };
+        }
+        walk.hint.note(&*self.file, ptr.offset, ptr.size, self.data_end);
     }
 
     /// Whether the file is memory-mapped (`Options::use_mmap_reads` and a filesystem that maps).

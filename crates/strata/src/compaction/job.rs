@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, HashSet};
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 
-use crate::blob::{BlobPointer, BlobWriter};
+use crate::blob::{BlobPointer, BlobWalk, BlobWriter};
 use crate::compaction::retention::{self, Entry, Rules};
 use crate::db::filenames;
 use crate::db::DbInner;
@@ -55,6 +55,8 @@ struct Job<'a> {
     created: Vec<PathBuf>,
     out: Outputs,
     key_buf: Vec<u8>,
+    /// Live values moved out of mostly-dead blob files are read in file order: read-ahead hints.
+    relocation_walk: BlobWalk,
     ptr_buf: Vec<u8>,
 }
 
@@ -68,6 +70,7 @@ pub(crate) fn run(db: &DbInner, input: &mut dyn InternalIterator, spec: &OutputS
         created: Vec::new(),
         out: Outputs::default(),
         key_buf: Vec::new(),
+        relocation_walk: BlobWalk::default(),
         ptr_buf: Vec::new(),
     };
     // A panic (an application's merge operator) is caught here, so its partial outputs are
@@ -189,7 +192,7 @@ impl Job<'_> {
                 (ValueKind::Blob, separated.as_slice())
             }
             ValueKind::Blob if self.should_relocate(value)? => {
-                let live = self.db.read_blob(user_key, value)?;
+                let live = self.db.read_blob_walking(user_key, value, Some(&mut self.relocation_walk))?;
                 self.add_garbage(value)?;
                 separated = self.write_blob(user_key, &live)?;
                 (ValueKind::Blob, separated.as_slice())

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use super::iter_pool::PooledIter;
 use super::{DbInner, SuperVersion};
 use crate::blob::readahead::Readahead;
-use crate::blob::{BlobPointer, BlobReader};
+use crate::blob::{BlobPointer, BlobReader, BlobWalk};
 use crate::error::{Error, Result};
 use crate::iter::level::{LevelIterator, TableOpener};
 use crate::iter::merging::MergingIterator;
@@ -90,6 +90,8 @@ pub struct DbIterator {
     mapped_value: Option<Range<usize>>,
     /// Blob bytes read ahead for a scan, when blob files are not mapped (`use_mmap_reads`).
     readahead: Readahead,
+    /// Asks for read-ahead of a blob file when this iterator walks its mapping forward for long.
+    blob_walk: BlobWalk,
     error: Option<Error>,
     /// The super version `iter` reads; `None` only once `drop` handed it to the pool.
     pinned: Option<Arc<SuperVersion>>,
@@ -178,6 +180,7 @@ impl DbIterator {
             blob_file,
             mapped_value: None,
             readahead: Readahead::default(),
+            blob_walk: BlobWalk::default(),
             error: None,
             pinned: Some(pinned),
             fill_cache: opts.fill_cache,
@@ -415,6 +418,7 @@ impl DbIterator {
         };
         self.db.stats.blob_reads.fetch_add(1, Ordering::Relaxed);
         let file = self.blob_file.insert(file);
+        file.note_walk(&mut self.blob_walk, &ptr);
         match file.mapped_value(&ptr, &self.key)? {
             Some(range) => self.mapped_value = Some(range),
             None if file.is_mapped() => file.get_into(&ptr, &self.key, &mut self.value)?,

@@ -7,7 +7,7 @@
 use std::sync::atomic::Ordering;
 
 use super::{DbInner, SuperVersion};
-use crate::blob::BlobPointer;
+use crate::blob::{BlobPointer, BlobWalk};
 use crate::error::{Error, Result};
 use crate::key::{self, SeqNo, ValueKind};
 use crate::options::{ReadOptions, NUM_LEVELS};
@@ -158,16 +158,27 @@ impl DbInner {
 
     /// Reads the value an encoded blob pointer refers to.
     pub(crate) fn read_blob(&self, user_key: &[u8], encoded: &[u8]) -> Result<Vec<u8>> {
-        let mut out = Vec::new();
-        self.read_blob_into(user_key, encoded, &mut out)?;
-        Ok(out)
+        self.read_blob_walking(user_key, encoded, None)
     }
 
-    /// Reads the value an encoded blob pointer refers to into `out`, reusing its allocation.
-    pub(crate) fn read_blob_into(&self, user_key: &[u8], encoded: &[u8], out: &mut Vec<u8>) -> Result<()> {
+    /// [`DbInner::read_blob`] for a reader going through blob records in file order, which
+    /// notes each read in `walk` (see `BlobReader::note_walk`).
+    pub(crate) fn read_blob_walking(
+        &self,
+        user_key: &[u8],
+        encoded: &[u8],
+        walk: Option<&mut BlobWalk>,
+    ) -> Result<Vec<u8>> {
         let ptr = BlobPointer::decode(encoded)?;
         self.stats.blob_reads.fetch_add(1, Ordering::Relaxed);
-        self.table_cache.with_blob(ptr.file_number, |reader| reader.get_into(&ptr, user_key, out))?
+        let mut out = Vec::new();
+        self.table_cache.with_blob(ptr.file_number, |reader| {
+            if let Some(walk) = walk {
+                reader.note_walk(walk, &ptr);
+            }
+            reader.get_into(&ptr, user_key, &mut out)
+        })??;
+        Ok(out)
     }
 
     /// Applies merge operands (oldest first) to `base` with the configured operator.

@@ -15,6 +15,7 @@
 
 mod mapped_range;
 mod posix;
+mod sequential_hint;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -23,6 +24,7 @@ use crate::error::Result;
 
 pub use mapped_range::MappedRange;
 pub use posix::PosixFs;
+pub use sequential_hint::SequentialHint;
 
 /// A file opened for appending, returned by [`FileSystem::create`]. `append` hands bytes to the
 /// kernel (write(2)) before returning; nothing is buffered in user space, so a process kill loses
@@ -134,6 +136,14 @@ pub trait RandomAccessFile: Send + Sync {
     /// See the example on [`RandomAccessFile`].
     fn mapped(&self) -> Option<&[u8]> {
         None
+    }
+    /// A hint that `len` bytes from `offset` will be read soon, so the filesystem may start
+    /// reading them in the background; it may ignore it (the default does). Scans and
+    /// compactions give it ahead of where they walk a mapped file (see [`SequentialHint`]),
+    /// because mappings are advised for random access and the kernel does not read ahead of
+    /// them on its own.
+    fn will_need(&self, offset: u64, len: u64) {
+        let _ = (offset, len);
     }
 }
 

@@ -9,7 +9,7 @@ use std::cell::RefCell;
 use std::sync::Arc;
 
 use crate::error::{Error, Result};
-use crate::fs::RandomAccessFile;
+use crate::fs::{RandomAccessFile, SequentialHint};
 use crate::iter::InternalIterator;
 use crate::key;
 use crate::util::prefetch::prefetch_read;
@@ -308,7 +308,13 @@ impl Table {
             data_handle: BlockHandle::default(),
             spare_buf: Vec::new(),
             err: None,
+            hint: SequentialHint::new(),
         }
+    }
+
+    /// Notes that a forward reader is about to read data block `h` (see `SequentialHint`).
+    fn hint_sequential(&self, hint: &mut SequentialHint, h: &BlockHandle) {
+        hint.note(&*self.file, h.offset, h.end() - h.offset, self.data_end);
     }
 
     /// Approximate file offset where `ikey` is or would be stored.
@@ -362,6 +368,8 @@ pub struct TableIterator {
     data_handle: BlockHandle,
     spare_buf: Vec<u8>,
     err: Option<Error>,
+    /// Asks for read-ahead once the cursor walks a mapped file forward for long.
+    hint: SequentialHint,
 }
 
 impl TableIterator {
@@ -399,6 +407,7 @@ impl TableIterator {
         if self.data.is_some() && h == self.data_handle {
             return true;
         }
+        self.table.hint_sequential(&mut self.hint, &h);
         self.table.prefetch_mapped_block(&h);
         match self.table.data_block(&h, self.fill_cache) {
             Ok(block) => {
@@ -568,6 +577,48 @@ mod tests {
 
     fn open_mapped(bytes: Vec<u8>) -> Result<Arc<Table>> {
         Table::open(Arc::new(MappedMemRandom(MemRandom(bytes))), 7, None).map(Arc::new)
+    }
+
+    /// A mapped file that records the read-ahead hints it is given.
+    struct Hinted(MappedMemRandom, parking_lot::Mutex<Vec<(u64, u64)>>);
+
+    impl RandomAccessFile for Hinted {
+        fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
+            self.0.read_exact_at(offset, buf)
+        }
+        fn size(&self) -> u64 {
+            self.0.size()
+        }
+        fn mapped(&self) -> Option<&[u8]> {
+            self.0.mapped()
+        }
+        fn will_need(&self, offset: u64, len: u64) {
+            self.1.lock().push((offset, len));
+        }
+    }
+
+    #[test]
+    fn a_long_scan_of_a_mapped_table_asks_for_read_ahead_and_point_reads_do_not() {
+        let entries = sample(40_000);
+        let (bytes, _) = build(&entries, TableBuilderOptions::default());
+        let file = Arc::new(Hinted(MappedMemRandom(MemRandom(bytes)), parking_lot::Mutex::new(Vec::new())));
+        let t = Arc::new(Table::open(Arc::clone(&file) as Arc<dyn RandomAccessFile>, 7, None).unwrap());
+        for i in (0..40_000u32).step_by(7) {
+            let uk = format!("k{:08}", i * 2);
+            t.get(&seek_key(uk.as_bytes(), u64::MAX >> 8), true, &mut |_, _| false).unwrap();
+        }
+        assert!(file.1.lock().is_empty(), "point reads hinted {:?}", file.1.lock());
+        let mut it = t.iter(false);
+        it.seek_to_first();
+        let mut n = 0;
+        while it.valid() {
+            n += 1;
+            it.next();
+        }
+        assert_eq!(n, entries.len());
+        let hints = file.1.lock().clone();
+        assert!(!hints.is_empty(), "a scan of {} bytes gave no hint", t.file_size);
+        assert!(hints.iter().all(|&(o, l)| o + l <= t.data_end), "{hints:?} past {}", t.data_end);
     }
 
     /// Keys `k00000000`, `k00000002`, ... with a few versions each; odd numbers are absent.
