@@ -71,6 +71,9 @@ struct Common {
     /// fdatasync the oracle after every intent record (only matters for power loss).
     #[arg(long)]
     oracle_fsync: bool,
+    /// Checkpoints per 10,000 operations: each is taken, opened and read back, then deleted.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(0..=10_000))]
+    checkpoints_per_10k: u32,
 }
 
 impl Common {
@@ -102,6 +105,8 @@ impl Common {
             "--write-buffer-size".into(),
             self.write_buffer_size.to_string(),
             if self.no_sync { "--no-sync" } else { "--sync" }.into(),
+            "--checkpoints-per-10k".into(),
+            self.checkpoints_per_10k.to_string(),
         ];
         if self.oracle_fsync {
             a.push("--oracle-fsync".into());
@@ -166,6 +171,7 @@ fn run_config(a: &RunArgs) -> run::RunConfig {
         options: c.options.clone(),
         oracle_fsync: c.oracle_fsync,
         progress_ms: a.progress_ms,
+        checkpoints_per_10k: c.checkpoints_per_10k,
     }
 }
 

@@ -15,7 +15,7 @@ use strata::{Db, Options};
 use crate::failure::Failure;
 use crate::oracle::Oracle;
 use crate::verify::verify_db;
-use crate::worker::{Stats, Worker};
+use crate::worker::{CheckpointArea, Stats, Worker};
 
 /// Everything `run` needs, resolved from the command line.
 #[derive(Debug, Clone)]
@@ -44,6 +44,8 @@ pub struct RunConfig {
     pub oracle_fsync: bool,
     /// Interval of `progress` lines on stdout; 0 = none.
     pub progress_ms: u64,
+    /// Checkpoints per 10,000 operations.
+    pub checkpoints_per_10k: u32,
 }
 
 /// The engine options every subcommand opens the database with: small files and levels, then
@@ -107,8 +109,9 @@ pub fn run(cfg: &RunConfig) -> Result<(), Failure> {
         println!("startup {}", verify_db(&db, &oracle)?);
     }
     let stats = Stats::default();
+    let area = checkpoint_area(cfg)?;
     let start = Instant::now();
-    run_threads(cfg, &db, &oracle, &stats);
+    run_threads(cfg, &db, &oracle, &stats, &area);
     let elapsed = start.elapsed();
     let report = verify_db(&db, &oracle)?;
     print_summary(cfg, &stats, elapsed);
@@ -118,7 +121,22 @@ pub fn run(cfg: &RunConfig) -> Result<(), Failure> {
     Ok(())
 }
 
-fn run_threads(cfg: &RunConfig, db: &Db, oracle: &Oracle, stats: &Stats) {
+/// `<expected>/checkpoints`, emptied: a run killed while checkpointing leaves its copy there.
+/// Beside the oracle, on the same filesystem as the database in the usual layout, so checkpoints
+/// hard-link rather than copy.
+fn checkpoint_area(cfg: &RunConfig) -> Result<CheckpointArea, Failure> {
+    let dir = cfg.expected.join("checkpoints");
+    let tool = |e: std::io::Error| Failure::Tool(format!("checkpoint area {}: {e}", dir.display()));
+    match std::fs::remove_dir_all(&dir) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(tool(e)),
+        _ => {}
+    }
+    std::fs::create_dir_all(&dir).map_err(tool)?;
+    let options = db_options(cfg.write_buffer_size, cfg.options.as_deref())?;
+    Ok(CheckpointArea { dir, options, per_10k: cfg.checkpoints_per_10k })
+}
+
+fn run_threads(cfg: &RunConfig, db: &Db, oracle: &Oracle, stats: &Stats, area: &CheckpointArea) {
     let deadline = cfg.duration.map(|d| Instant::now() + d);
     let per_thread = cfg.ops.map(|n| n.div_ceil(cfg.threads));
     let done = AtomicBool::new(false);
@@ -126,7 +144,7 @@ fn run_threads(cfg: &RunConfig, db: &Db, oracle: &Oracle, stats: &Stats) {
         let workers: Vec<_> = (0..cfg.threads)
             .map(|id| {
                 s.spawn(move || {
-                    let mut w = Worker::new(db, oracle, stats, cfg.sync, cfg.seed, id);
+                    let mut w = Worker::new(db, oracle, stats, cfg.sync, cfg.seed, id).with_checkpoints(area);
                     let mut n = 0u64;
                     while per_thread.is_none_or(|p| n < p) && deadline.is_none_or(|d| Instant::now() < d) {
                         // A failure ends the process at once: the database is known to be wrong
@@ -160,7 +178,7 @@ fn report_progress(stats: &Stats, done: &AtomicBool, ms: u64) {
 fn counters(stats: &Stats) -> String {
     let g = |c: &std::sync::atomic::AtomicU64| c.load(Ordering::Relaxed);
     format!(
-        "ops={} writes={} batches={} reads_verified={} scans={} snapshots={} flushes={} compactions={}",
+        "ops={} writes={} batches={} reads_verified={} scans={} snapshots={} flushes={} compactions={} checkpoints={}",
         g(&stats.ops),
         g(&stats.writes),
         g(&stats.batches),
@@ -168,7 +186,8 @@ fn counters(stats: &Stats) -> String {
         g(&stats.scans),
         g(&stats.snapshots),
         g(&stats.flushes),
-        g(&stats.compactions)
+        g(&stats.compactions),
+        g(&stats.checkpoints)
     )
 }
 

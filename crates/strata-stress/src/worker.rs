@@ -1,7 +1,7 @@
 //! One stress thread: draws random operations — put, delete, merge, multi-key batches, point
 //! gets and multi-gets, range scans forward and backward (with bounds, with a prefix, or
-//! seek-and-stop), reads at a snapshot taken earlier, and occasional flush and compact_range —
-//! and checks every read.
+//! seek-and-stop), reads at a snapshot taken earlier, and occasional flush, compact_range and
+//! checkpoint (opened and read back) — and checks every read.
 //!
 //! Concurrency rule: every write and every read of the latest state holds the oracle stripe locks
 //! of the keys it touches for the whole engine call, so the oracle update and the engine operation
@@ -11,7 +11,9 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use strata::{Db, ReadOptions, Snapshot, WriteBatch, WriteOptions};
+use std::path::PathBuf;
+
+use strata::{Db, Options, ReadOptions, Snapshot, WriteBatch, WriteOptions};
 
 use crate::failure::Failure;
 use crate::model::{describe, key_bytes, Kind, Value};
@@ -36,6 +38,20 @@ pub struct Stats {
     pub flushes: AtomicU64,
     /// Explicit compactions.
     pub compactions: AtomicU64,
+    /// Checkpoints taken, opened and read back.
+    pub checkpoints: AtomicU64,
+}
+
+/// Where checkpoints go and how their copies are opened.
+#[derive(Clone)]
+pub struct CheckpointArea {
+    /// A directory of the stress tool's own (emptied at startup, since a kill can leave a
+    /// checkpoint or its staging directory behind); one subdirectory per checkpoint.
+    pub dir: PathBuf,
+    /// The options the database runs with (its merge operator reads the copy's operands).
+    pub options: Options,
+    /// Checkpoints per 10,000 operations.
+    pub per_10k: u32,
 }
 
 fn bump(c: &AtomicU64, n: u64) {
@@ -89,6 +105,8 @@ pub struct Worker<'a> {
     wopts: WriteOptions,
     id: u64,
     next_tag: u64,
+    checkpoints: Option<&'a CheckpointArea>,
+    next_checkpoint: u64,
 }
 
 impl<'a> Worker<'a> {
@@ -96,13 +114,25 @@ impl<'a> Worker<'a> {
     pub fn new(db: &'a Db, oracle: &'a Oracle, stats: &'a Stats, sync: bool, seed: u64, id: u64) -> Self {
         let rng = fastrand::Rng::with_seed(seed ^ id.wrapping_add(1).wrapping_mul(0x9e37_79b9_7f4a_7c15));
         let wopts = WriteOptions { sync, disable_wal: false };
-        Worker { db, oracle, stats, rng, wopts, id, next_tag: 0 }
+        Worker { db, oracle, stats, rng, wopts, id, next_tag: 0, checkpoints: None, next_checkpoint: 0 }
+    }
+
+    /// Lets this thread take checkpoints into `area`.
+    pub fn with_checkpoints(mut self, area: &'a CheckpointArea) -> Self {
+        self.checkpoints = Some(area);
+        self
     }
 
     /// Runs one random operation.
     pub fn step(&mut self) -> Result<(), Failure> {
         let key = self.rng.u64(0..self.oracle.keys());
-        match self.rng.u32(0..10_000) {
+        let draw = self.rng.u32(0..10_000);
+        if self.checkpoints.is_some_and(|a| draw < a.per_10k) {
+            self.checkpoint()?;
+            bump(&self.stats.ops, 1);
+            return Ok(());
+        }
+        match draw {
             0..3000 => {
                 let op = Op::Put(self.random_value());
                 self.write(&[(key, op)])
@@ -273,6 +303,30 @@ impl<'a> Worker<'a> {
         let locked = self.oracle.lock_range(r.lo, r.hi);
         let snap = self.db.snapshot();
         (snap, (r.lo..r.hi).map(|k| locked.slot(k).cur).collect())
+    }
+
+    /// Takes a checkpoint with a range locked, so that no write to the range is in flight and
+    /// the copy must hold exactly the oracle's values of that moment; then opens the copy,
+    /// reads the range back, and deletes it. Writers of other keys keep running throughout.
+    fn checkpoint(&mut self) -> Result<(), Failure> {
+        let Some(area) = self.checkpoints else { return Ok(()) };
+        let r = self.random_range(200);
+        let target = area.dir.join(format!("t{}-{}", self.id, self.next_checkpoint));
+        self.next_checkpoint += 1;
+        let want = {
+            let locked = self.oracle.lock_range(r.lo, r.hi);
+            self.db.checkpoint(&target)?;
+            expected_range(r, |k| locked.slot(k).cur)
+        };
+        let copy = Db::open_read_only(&target, area.options.clone())?;
+        let got = read_range(&copy, ReadOptions::new(), r)?;
+        drop(copy);
+        std::fs::remove_dir_all(&target)
+            .map_err(|e| Failure::Tool(format!("removing checkpoint {}: {e}", target.display())))?;
+        compare_range("checkpoint", r, &want, &got)?;
+        bump(&self.stats.checkpoints, 1);
+        bump(&self.stats.reads_verified, got.len() as u64);
+        Ok(())
     }
 
     fn flush(&mut self) -> Result<(), Failure> {

@@ -55,6 +55,43 @@ fn run_then_verify_only() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("mismatches=0"));
 }
 
+/// With checkpoints frequent, a run takes some, reads each back against the oracle, and leaves
+/// none behind; a second run clears what a killed one might have left.
+#[test]
+fn checkpoints_are_taken_read_back_and_removed() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, exp) = paths(dir.path());
+    let leftover = dir.path().join("expected/checkpoints/t0-0.tmp");
+    std::fs::create_dir_all(&leftover).unwrap();
+    let out = stress(&[
+        "run",
+        "--db",
+        &db,
+        "--expected",
+        &exp,
+        "--threads",
+        "2",
+        "--ops",
+        "2000",
+        "--keys",
+        "500",
+        "--no-sync",
+        "--checkpoints-per-10k",
+        "200",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "run failed");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let taken: u64 = stdout
+        .split_whitespace()
+        .find_map(|w| w.strip_prefix("checkpoints="))
+        .and_then(|n| n.parse().ok())
+        .expect("a checkpoints= count in the summary");
+    assert!(taken > 0, "{stdout}");
+    assert!(stdout.contains("mismatches=0"), "{stdout}");
+    let left: Vec<_> = std::fs::read_dir(dir.path().join("expected/checkpoints")).unwrap().collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+}
+
 fn crash_loop(dir: &Path, mode: &str, extra: &[&str]) {
     let (db, exp) = paths(dir);
     let args =
