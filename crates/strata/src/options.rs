@@ -214,7 +214,8 @@ pub struct Options {
     /// default (`use_mmap_reads = false` there): slower on warm reads, but a disk that fails to
     /// read a page, or a file truncated behind the database's back, is then an `Error::Io`
     /// instead of a SIGBUS that kills the process, and memory use is bounded by `cache_size`
-    /// rather than by the page cache (docs/durability.md, "Memory-mapped reads").
+    /// rather than by the page cache (docs/durability.md, "Memory-mapped reads"). For a
+    /// database larger than memory, false is also faster at point reads (docs/tuning.md).
     pub use_mmap_reads: bool,
     /// Skip WAL records that fail their checksum in the middle of the log instead of failing
     /// open (default false: such corruption is reported).
