@@ -489,7 +489,7 @@ impl DbInner {
     fn compaction_input(&self, c: &Compaction) -> Result<MergingIterator> {
         let mut children: Vec<Box<dyn InternalIterator>> = Vec::new();
         for (_, f) in c.all_inputs() {
-            children.push(Box::new(self.table_cache.table(f.number)?.iter(false)));
+            children.push(Box::new(self.table_cache.table(f.number)?.iter_whole_file()));
         }
         Ok(MergingIterator::new(children))
     }

@@ -78,6 +78,14 @@ impl Table {
         let mut buf = [0u8; FOOTER_LEN];
         file.read_exact_at(footer_at, &mut buf)?;
         let footer = Footer::decode(&buf, file_number)?;
+        // The index, filter and properties blocks sit together at the end: one read-ahead for
+        // them, or a mapping advised random faults them in a page at a time.
+        let meta_start = footer.index.offset.min(footer.properties.offset).min(if footer.filter.size == 0 {
+            u64::MAX
+        } else {
+            footer.filter.offset
+        });
+        file.will_need(meta_start, footer_at.saturating_sub(meta_start));
         let index = Arc::new(Self::read_meta_block(&*file, file_number, &footer.index)?);
         let props = TableProperties::decode(read_block(&*file, file_number, &footer.properties)?)
             .map_err(|e| annotate(e, file_number, &footer.properties))?;
@@ -310,6 +318,12 @@ impl Table {
             err: None,
             hint: SequentialHint::new(),
         }
+    }
+
+    /// An iterator for a reader that walks the whole table forward once (a compaction's input):
+    /// fills no cache and asks for read-ahead from its first block.
+    pub fn iter_whole_file(self: &Arc<Self>) -> TableIterator {
+        TableIterator { hint: SequentialHint::whole_file(), ..self.iter(false) }
     }
 
     /// Notes that a forward reader is about to read data block `h` (see `SequentialHint`).
@@ -603,6 +617,11 @@ mod tests {
         let (bytes, _) = build(&entries, TableBuilderOptions::default());
         let file = Arc::new(Hinted(MappedMemRandom(MemRandom(bytes)), parking_lot::Mutex::new(Vec::new())));
         let t = Arc::new(Table::open(Arc::clone(&file) as Arc<dyn RandomAccessFile>, 7, None).unwrap());
+        // Opening reads the metadata blocks at the end after one hint for all of them.
+        let at_open = std::mem::take(&mut *file.1.lock());
+        assert_eq!(at_open.len(), 1, "{at_open:?}");
+        assert_eq!(at_open[0].0, t.data_end);
+        assert_eq!(at_open[0].0 + at_open[0].1, t.file_size - crate::sst::format::FOOTER_LEN as u64);
         for i in (0..40_000u32).step_by(7) {
             let uk = format!("k{:08}", i * 2);
             t.get(&seek_key(uk.as_bytes(), u64::MAX >> 8), true, &mut |_, _| false).unwrap();
@@ -619,6 +638,11 @@ mod tests {
         let hints = file.1.lock().clone();
         assert!(!hints.is_empty(), "a scan of {} bytes gave no hint", t.file_size);
         assert!(hints.iter().all(|&(o, l)| o + l <= t.data_end), "{hints:?} past {}", t.data_end);
+        // A compaction's iterator hints from its first block.
+        file.1.lock().clear();
+        let mut it = t.iter_whole_file();
+        it.seek_to_first();
+        assert_eq!(file.1.lock().first().map(|h| h.0), Some(0));
     }
 
     /// Keys `k00000000`, `k00000002`, ... with a few versions each; odd numbers are absent.
