@@ -20,24 +20,18 @@ fn paths(dir: &Path) -> (String, String) {
     (dir.join("db").display().to_string(), dir.join("expected").display().to_string())
 }
 
-/// A short run of `ops` operations on 2 threads over `keys` keys.
-fn short_run(dir: &Path, ops: &str, keys: &str, mode: &str) {
+/// A short run of `ops` operations on 2 threads over `keys` keys, with `extra` flags.
+fn run_with(dir: &Path, ops: &str, keys: &str, mode: &str, extra: &[&str]) -> Output {
     let (db, exp) = paths(dir);
-    let out = stress(&[
-        "run",
-        "--db",
-        &db,
-        "--expected",
-        &exp,
-        "--threads",
-        "2",
-        "--ops",
-        ops,
-        "--keys",
-        keys,
-        mode,
-    ]);
-    assert_eq!(out.status.code(), Some(0), "run failed");
+    let mut args =
+        vec!["run", "--db", &db, "--expected", &exp, "--threads", "2", "--ops", ops, "--keys", keys, mode];
+    args.extend_from_slice(extra);
+    stress(&args)
+}
+
+/// [`run_with`] without extra flags, which must succeed.
+fn short_run(dir: &Path, ops: &str, keys: &str, mode: &str) {
+    assert_eq!(run_with(dir, ops, keys, mode, &[]).status.code(), Some(0), "run failed");
 }
 
 fn verify_only(dir: &Path, keys: &str) -> Output {
@@ -60,25 +54,9 @@ fn run_then_verify_only() {
 #[test]
 fn checkpoints_are_taken_read_back_and_removed() {
     let dir = tempfile::tempdir().unwrap();
-    let (db, exp) = paths(dir.path());
     let leftover = dir.path().join("expected/checkpoints/t0-0.tmp");
     std::fs::create_dir_all(&leftover).unwrap();
-    let out = stress(&[
-        "run",
-        "--db",
-        &db,
-        "--expected",
-        &exp,
-        "--threads",
-        "2",
-        "--ops",
-        "2000",
-        "--keys",
-        "500",
-        "--no-sync",
-        "--checkpoints-per-10k",
-        "200",
-    ]);
+    let out = run_with(dir.path(), "2000", "500", "--no-sync", &["--checkpoints-per-10k", "200"]);
     assert_eq!(out.status.code(), Some(0), "run failed");
     let stdout = String::from_utf8_lossy(&out.stdout);
     let taken: u64 = stdout

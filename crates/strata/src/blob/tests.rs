@@ -7,7 +7,7 @@ use proptest::prelude::*;
 use super::format::{BlobPointer, FOOTER_LEN, HEADER_LEN};
 use super::{BlobReader, BlobWriter};
 use crate::error::{Error, Result};
-use crate::fs::{RandomAccessFile, WritableFile};
+use crate::fs::{RandomAccessFile, RecordsHints, WritableFile};
 use crate::options::Compression;
 
 #[derive(Clone, Default)]
@@ -332,38 +332,20 @@ fn read_files_are_never_known() {
     }
 }
 
-/// A mapped file that records the read-ahead hints it is given.
-struct HintedMapped(Vec<u8>, Mutex<Vec<(u64, u64)>>);
-
-impl RandomAccessFile for HintedMapped {
-    fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
-        MemRandom(self.0.clone()).read_exact_at(offset, buf)
-    }
-    fn size(&self) -> u64 {
-        self.0.len() as u64
-    }
-    fn mapped(&self) -> Option<&[u8]> {
-        Some(&self.0)
-    }
-    fn will_need(&self, offset: u64, len: u64) {
-        self.1.lock().unwrap().push((offset, len));
-    }
-}
-
 #[test]
 fn a_walk_in_file_order_asks_for_read_ahead_within_the_records() {
     let entries: Vec<(Vec<u8>, Vec<u8>)> =
         (0..3_000u32).map(|i| (i.to_be_bytes().to_vec(), vec![i as u8; 800])).collect();
     let (data, ptrs) = write_file(Compression::None, &entries);
     let records_end = data.len() as u64 - FOOTER_LEN as u64;
-    let file = Arc::new(HintedMapped(data, Mutex::new(Vec::new())));
+    let file = Arc::new(RecordsHints::new(MappedRandom(data)));
     let r = BlobReader::open(Arc::clone(&file) as Arc<dyn RandomAccessFile>, FILE_NO).unwrap();
     let mut walk = super::BlobWalk::default();
     for ((k, v), p) in entries.iter().zip(&ptrs) {
         r.note_walk(&mut walk, p);
         assert!(r.get(p, k).unwrap() == *v);
     }
-    let hints = file.1.lock().unwrap().clone();
+    let hints = file.hints();
     assert!(!hints.is_empty(), "2.4 MB walked in order, no hint");
     assert!(hints.iter().all(|&(o, l)| o + l <= records_end), "{hints:?} past {records_end}");
     // Point reads in no order give none.
@@ -371,5 +353,5 @@ fn a_walk_in_file_order_asks_for_read_ahead_within_the_records() {
     for i in (0..ptrs.len()).step_by(97).rev() {
         r.note_walk(&mut points, &ptrs[i]);
     }
-    assert_eq!(file.1.lock().unwrap().len(), hints.len());
+    assert_eq!(file.hints().len(), hints.len());
 }

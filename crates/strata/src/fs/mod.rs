@@ -24,6 +24,8 @@ use crate::error::Result;
 
 pub use mapped_range::MappedRange;
 pub use posix::PosixFs;
+#[cfg(test)]
+pub(crate) use sequential_hint::RecordsHints;
 pub use sequential_hint::SequentialHint;
 
 /// A file opened for appending, returned by [`FileSystem::create`]. `append` hands bytes to the

@@ -98,36 +98,56 @@ impl SequentialHint {
     }
 }
 
+/// Test support: a file that reads through `inner` and records every read-ahead hint it is
+/// given, so tests can check who asks for read-ahead and where.
+#[cfg(test)]
+pub(crate) struct RecordsHints<F> {
+    inner: F,
+    hints: std::sync::Mutex<Vec<(u64, u64)>>,
+}
+
+#[cfg(test)]
+impl<F> RecordsHints<F> {
+    pub(crate) fn new(inner: F) -> Self {
+        Self { inner, hints: std::sync::Mutex::new(Vec::new()) }
+    }
+
+    /// The hints given so far, as (offset, length), oldest first.
+    pub(crate) fn hints(&self) -> Vec<(u64, u64)> {
+        self.hints.lock().unwrap().clone()
+    }
+
+    /// Forgets the hints given so far.
+    pub(crate) fn clear(&self) {
+        self.hints.lock().unwrap().clear();
+    }
+}
+
+#[cfg(test)]
+impl<F: RandomAccessFile> RandomAccessFile for RecordsHints<F> {
+    fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> crate::error::Result<()> {
+        self.inner.read_exact_at(offset, buf)
+    }
+    fn size(&self) -> u64 {
+        self.inner.size()
+    }
+    fn mapped(&self) -> Option<&[u8]> {
+        self.inner.mapped()
+    }
+    fn will_need(&self, offset: u64, len: u64) {
+        self.hints.lock().unwrap().push((offset, len));
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use std::sync::Mutex;
-
     use super::*;
-    use crate::error::Result;
+    use crate::sst::testfs::{MappedMemRandom, MemRandom};
 
-    /// A mapped file that records the hints it is given.
-    struct Hinted {
-        bytes: Vec<u8>,
-        hints: Mutex<Vec<(u64, u64)>>,
-    }
-
-    impl RandomAccessFile for Hinted {
-        fn read_exact_at(&self, _offset: u64, _buf: &mut [u8]) -> Result<()> {
-            Ok(())
-        }
-        fn size(&self) -> u64 {
-            self.bytes.len() as u64
-        }
-        fn mapped(&self) -> Option<&[u8]> {
-            Some(&self.bytes)
-        }
-        fn will_need(&self, offset: u64, len: u64) {
-            self.hints.lock().unwrap().push((offset, len));
-        }
-    }
+    type Hinted = RecordsHints<MappedMemRandom>;
 
     fn file(len: usize) -> Hinted {
-        Hinted { bytes: vec![0; len], hints: Mutex::new(Vec::new()) }
+        RecordsHints::new(MappedMemRandom(MemRandom(vec![0; len])))
     }
 
     /// Reads 4 KiB blocks with 5-byte trailers from `from`, `n` of them.
@@ -142,7 +162,7 @@ mod tests {
         let f = file(128 << 20);
         let mut hint = SequentialHint::new();
         walk(&mut hint, &f, 0, 16_000);
-        let hints = f.hints.lock().unwrap().clone();
+        let hints = f.hints();
         assert!(!hints.is_empty());
         assert!(hints[0].0 + 4101 >= START_AFTER, "the first hint waits for a run: {:?}", hints[0]);
         assert_eq!(hints[0].1, FIRST_WINDOW);
@@ -161,9 +181,9 @@ mod tests {
         let f = file(64 << 20);
         let mut hint = SequentialHint::whole_file();
         walk(&mut hint, &f, 0, 3);
-        assert_eq!(f.hints.lock().unwrap().first(), Some(&(0, FIRST_WINDOW)));
+        assert_eq!(f.hints().first(), Some(&(0, FIRST_WINDOW)));
         walk(&mut hint, &f, 3 * 4101, 10_000);
-        let hints = f.hints.lock().unwrap().clone();
+        let hints = f.hints();
         assert!(hints.windows(2).all(|w| w[1].0 == w[0].0 + w[0].1), "contiguous: {hints:?}");
         assert_eq!(hints.iter().map(|h| h.1).max(), Some(WHOLE_FILE_MAX_WINDOW));
     }
@@ -180,7 +200,7 @@ mod tests {
         for i in 0..1_000u64 {
             point.note(&f, (i * 104_729 * 4096) % (60 << 20), 4096, f.size());
         }
-        assert_eq!(f.hints.lock().unwrap().len(), 0);
+        assert_eq!(f.hints().len(), 0);
     }
 
     #[test]
@@ -188,32 +208,20 @@ mod tests {
         let f = file(1 << 20);
         let mut hint = SequentialHint::new();
         walk(&mut hint, &f, 0, 250);
-        let hints = f.hints.lock().unwrap().clone();
+        let hints = f.hints();
         assert!(hints.iter().all(|h| h.0 + h.1 <= 1 << 20), "{hints:?}");
         let n = hints.len();
         walk(&mut hint, &f, 0, 10);
-        assert_eq!(f.hints.lock().unwrap().len(), n, "a new run must walk START_AFTER first");
+        assert_eq!(f.hints().len(), n, "a new run must walk START_AFTER first");
     }
 
     #[test]
     fn unmapped_files_get_no_hint() {
-        struct Unmapped(Hinted);
-        impl RandomAccessFile for Unmapped {
-            fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
-                self.0.read_exact_at(offset, buf)
-            }
-            fn size(&self) -> u64 {
-                self.0.size()
-            }
-            fn will_need(&self, offset: u64, len: u64) {
-                self.0.will_need(offset, len);
-            }
-        }
-        let f = Unmapped(file(8 << 20));
+        let f = RecordsHints::new(MemRandom(vec![0; 8 << 20]));
         let mut hint = SequentialHint::new();
         for i in 0..1_000 {
             hint.note(&f, i * 4101, 4096, f.size());
         }
-        assert_eq!(f.0.hints.lock().unwrap().len(), 0);
+        assert_eq!(f.hints().len(), 0);
     }
 }

@@ -565,6 +565,7 @@ impl InternalIterator for TableIterator {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fs::RecordsHints;
     use crate::key::{make_internal_key, seek_key, ValueKind};
     use crate::options::Compression;
     use crate::sst::builder::{TableBuilder, TableBuilderOptions, TableSummary};
@@ -593,32 +594,15 @@ mod tests {
         Table::open(Arc::new(MappedMemRandom(MemRandom(bytes))), 7, None).map(Arc::new)
     }
 
-    /// A mapped file that records the read-ahead hints it is given.
-    struct Hinted(MappedMemRandom, parking_lot::Mutex<Vec<(u64, u64)>>);
-
-    impl RandomAccessFile for Hinted {
-        fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
-            self.0.read_exact_at(offset, buf)
-        }
-        fn size(&self) -> u64 {
-            self.0.size()
-        }
-        fn mapped(&self) -> Option<&[u8]> {
-            self.0.mapped()
-        }
-        fn will_need(&self, offset: u64, len: u64) {
-            self.1.lock().push((offset, len));
-        }
-    }
-
     #[test]
     fn a_long_scan_of_a_mapped_table_asks_for_read_ahead_and_point_reads_do_not() {
         let entries = sample(40_000);
         let (bytes, _) = build(&entries, TableBuilderOptions::default());
-        let file = Arc::new(Hinted(MappedMemRandom(MemRandom(bytes)), parking_lot::Mutex::new(Vec::new())));
+        let file = Arc::new(RecordsHints::new(MappedMemRandom(MemRandom(bytes))));
         let t = Arc::new(Table::open(Arc::clone(&file) as Arc<dyn RandomAccessFile>, 7, None).unwrap());
         // Opening reads the metadata blocks at the end after one hint for all of them.
-        let at_open = std::mem::take(&mut *file.1.lock());
+        let at_open = file.hints();
+        file.clear();
         assert_eq!(at_open.len(), 1, "{at_open:?}");
         assert_eq!(at_open[0].0, t.data_end);
         assert_eq!(at_open[0].0 + at_open[0].1, t.file_size - crate::sst::format::FOOTER_LEN as u64);
@@ -626,7 +610,7 @@ mod tests {
             let uk = format!("k{:08}", i * 2);
             t.get(&seek_key(uk.as_bytes(), u64::MAX >> 8), true, &mut |_, _| false).unwrap();
         }
-        assert!(file.1.lock().is_empty(), "point reads hinted {:?}", file.1.lock());
+        assert!(file.hints().is_empty(), "point reads hinted {:?}", file.hints());
         let mut it = t.iter(false);
         it.seek_to_first();
         let mut n = 0;
@@ -635,14 +619,14 @@ mod tests {
             it.next();
         }
         assert_eq!(n, entries.len());
-        let hints = file.1.lock().clone();
+        let hints = file.hints();
         assert!(!hints.is_empty(), "a scan of {} bytes gave no hint", t.file_size);
         assert!(hints.iter().all(|&(o, l)| o + l <= t.data_end), "{hints:?} past {}", t.data_end);
         // A compaction's iterator hints from its first block.
-        file.1.lock().clear();
+        file.clear();
         let mut it = t.iter_whole_file();
         it.seek_to_first();
-        assert_eq!(file.1.lock().first().map(|h| h.0), Some(0));
+        assert_eq!(file.hints().first().map(|h| h.0), Some(0));
     }
 
     /// Keys `k00000000`, `k00000002`, ... with a few versions each; odd numbers are absent.
