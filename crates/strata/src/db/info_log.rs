@@ -346,6 +346,13 @@ impl DbInner {
     /// `stopped`): per-reason counters, a `tracing` event, and — when the reason changes or a
     /// second has passed since the last one — a LOG line and a `write_stall` event.
     pub(crate) fn report_stall(&self, sv: &SuperVersion, stopped: bool, d: Duration) {
+        self.record_stall(sv, self.stall_reason(sv, stopped), stopped, d);
+    }
+
+    /// Why writes reading `sv` are held back: the memtables, while they are full and neither L0
+    /// nor pending compaction bytes are over their slowdown threshold (or writes are stopped),
+    /// else L0 if it is over its threshold, else pending compaction bytes.
+    pub(crate) fn stall_reason(&self, sv: &SuperVersion, stopped: bool) -> StallReason {
         let o = &self.opts;
         let l0 = sv.version.files[0].len();
         let memtables_full = sv.imm.len() + 1 >= o.max_write_buffer_number;
@@ -354,13 +361,20 @@ impl DbInner {
                 .version
                 .pending_compaction_bytes(|v| crate::compaction::picker::pending_compaction_bytes(v, o))
                 < o.soft_pending_compaction_bytes;
-        let reason = if memtables_full && (stopped || below_slowdown) {
+        if memtables_full && (stopped || below_slowdown) {
             StallReason::Memtables
         } else if (stopped && l0 >= o.level0_stop_trigger) || (!stopped && l0 >= o.level0_slowdown_trigger) {
             StallReason::Level0Files
         } else {
             StallReason::PendingCompactionBytes
-        };
+        }
+    }
+
+    /// [`report_stall`](Self::report_stall) for a stall whose reason was decided when it began
+    /// (a slowdown's delays are reported in batches, by which time the LSM may have changed).
+    pub(crate) fn record_stall(&self, sv: &SuperVersion, reason: StallReason, stopped: bool, d: Duration) {
+        let o = &self.opts;
+        let l0 = sv.version.files[0].len();
         let micros = d.as_micros() as u64;
         let counter = match reason {
             StallReason::Level0Files => &self.stats.stall_level0_micros,
@@ -451,6 +465,23 @@ mod tests {
             ),
             "{prom}"
         );
+    }
+
+    #[test]
+    fn a_slowdown_is_counted_under_the_reason_it_began_with() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = crate::Db::open(dir.path(), crate::Options::default()).unwrap();
+        let inner = &db.inner;
+        let sv = inner.super_version.load_full();
+        // An empty database is under no pressure: inferred from it, the reason is the fallback.
+        assert_eq!(inner.stall_reason(&sv, false), StallReason::PendingCompactionBytes);
+        // A slowdown that began under L0 pressure is reported after compaction cleared L0.
+        inner.record_stall(&sv, StallReason::Level0Files, false, Duration::from_millis(3));
+        let st = &inner.stats;
+        assert_eq!(st.stall_level0_micros.load(Ordering::Relaxed), 3_000);
+        assert_eq!(st.stall_pending_bytes_micros.load(Ordering::Relaxed), 0);
+        let log = std::fs::read_to_string(dir.path().join(LOG_NAME)).unwrap();
+        assert!(log.contains("Stalling writes because we have 0 level-0 files"), "{log}");
     }
 
     #[test]

@@ -45,6 +45,7 @@ use parking_lot::{Condvar, Mutex, MutexGuard};
 use super::{DbInner, SuperVersion};
 use crate::batch::{WriteBatch, HEADER_LEN};
 use crate::db::filenames;
+use crate::db::info_log::StallReason;
 use crate::error::{Error, Result};
 use crate::fs::WritableFile;
 use crate::memtable::MemTable;
@@ -275,6 +276,8 @@ pub(crate) struct LeaderState {
     delay_debt: f64,
     /// Slowdown time waited out spinning and not yet added to the stall statistics.
     delay_unreported: Duration,
+    /// Why the last write was slowed down, decided when it was (reported later, in batches).
+    delay_reason: Option<StallReason>,
     /// The WAL holds write batches appended since its last fdatasync.
     wal_unsynced: bool,
     /// The last sequence number appended to the WAL (0: none yet).
@@ -292,6 +295,7 @@ impl LeaderState {
             scratch: Vec::new(),
             delay_debt: 0.0,
             delay_unreported: Duration::ZERO,
+            delay_reason: None,
             wal_unsynced: false,
             wal_last_seq: 0,
             wal_dir_synced: true,
@@ -446,6 +450,11 @@ impl DbInner {
             let memtables = self.memtable_pressure(&sv, usage);
             if !delayed && (in_slowdown(pressure) || in_slowdown(memtables)) {
                 let rate = self.delayed_write_rate(pressure, memtables);
+                let reason = self.stall_reason(&sv, false);
+                if leader.delay_reason.is_some_and(|r| r != reason) {
+                    self.report_delay(leader); // what was owed under the old reason
+                }
+                leader.delay_reason = Some(reason);
                 // Spinning keeps the writer's core busy: fine while only flush is behind (it has
                 // a core of its own), wrong while compaction is, which needs that CPU.
                 self.delay_write(leader, bytes, rate, !in_slowdown(pressure));
@@ -560,7 +569,9 @@ impl DbInner {
         let waited = std::mem::take(&mut leader.delay_unreported);
         if !waited.is_zero() {
             self.stats.add_stall(waited, false);
-            self.report_stall(&self.super_version.load(), false, waited);
+            let sv = self.super_version.load();
+            let reason = leader.delay_reason.unwrap_or_else(|| self.stall_reason(&sv, false));
+            self.record_stall(&sv, reason, false, waited);
         }
     }
 
