@@ -185,17 +185,18 @@ impl Job<'_> {
 
     fn emit(&mut self, user_key: &[u8], seq: u64, kind: ValueKind, value: &[u8]) -> Result<()> {
         let min_blob = self.db.opts.min_blob_size;
-        let separated;
+        // The pointer to a value written to a blob file; taken from `self` while `self` writes.
+        let mut ptr = std::mem::take(&mut self.ptr_buf);
         let (kind, value) = match kind {
             ValueKind::Put if min_blob > 0 && value.len() >= min_blob => {
-                separated = self.write_blob(user_key, value)?;
-                (ValueKind::Blob, separated.as_slice())
+                self.write_blob(user_key, value, &mut ptr)?;
+                (ValueKind::Blob, ptr.as_slice())
             }
             ValueKind::Blob if self.should_relocate(value)? => {
                 let live = self.db.read_blob_walking(user_key, value, Some(&mut self.relocation_walk))?;
                 self.add_garbage(value)?;
-                separated = self.write_blob(user_key, &live)?;
-                (ValueKind::Blob, separated.as_slice())
+                self.write_blob(user_key, &live, &mut ptr)?;
+                (ValueKind::Blob, ptr.as_slice())
             }
             _ => (kind, value),
         };
@@ -204,6 +205,7 @@ impl Job<'_> {
         let key_buf = std::mem::take(&mut self.key_buf);
         let added = self.table_builder().and_then(|b| b.add(&key_buf, value));
         self.key_buf = key_buf;
+        self.ptr_buf = ptr;
         added?;
         self.out.entries_out += 1;
         Ok(())
@@ -216,7 +218,8 @@ impl Job<'_> {
         Ok(self.spec.relocate_blob_files.contains(&BlobPointer::decode(encoded)?.file_number))
     }
 
-    fn write_blob(&mut self, user_key: &[u8], value: &[u8]) -> Result<Vec<u8>> {
+    /// Appends `value` to the output blob file and sets `ptr` to its encoded pointer.
+    fn write_blob(&mut self, user_key: &[u8], value: &[u8], ptr: &mut Vec<u8>) -> Result<()> {
         if self.blob.as_ref().is_some_and(|b| b.file_size() >= MAX_BLOB_FILE_BYTES) {
             self.finish_blob()?;
         }
@@ -228,10 +231,10 @@ impl Job<'_> {
             self.blob = Some(BlobWriter::new(file, number, self.db.opts.blob_compression)?);
         }
         let writer = self.blob.as_mut().ok_or(Error::Closed)?;
-        let ptr = writer.add(user_key, value)?;
-        self.ptr_buf.clear();
-        ptr.encode(&mut self.ptr_buf);
-        Ok(self.ptr_buf.clone())
+        let pointer = writer.add(user_key, value)?;
+        ptr.clear();
+        pointer.encode(ptr);
+        Ok(())
     }
 
     fn table_builder(&mut self) -> Result<&mut TableBuilder> {
