@@ -691,7 +691,6 @@ impl DbInner {
     }
 }
 
-/// The writer of a newly created WAL file, after appending its header record.
 /// [`DbInner::delayed_write_rate`] for a last flush that drained `flush_rate` bytes per second.
 fn delayed_rate(flush_rate: f64, pressure: f64, memtables: f64) -> f64 {
     let shrink = |full_rate: f64, p: f64| full_rate * (1.0 - p) + MIN_DELAYED_RATE;
@@ -706,6 +705,7 @@ fn delayed_rate(flush_rate: f64, pressure: f64, memtables: f64) -> f64 {
     rate
 }
 
+/// The writer of a newly created WAL file, after appending its header record.
 pub(crate) fn start_wal(file: Box<dyn WritableFile>, header: &WalHeader) -> Result<LogWriter> {
     let mut wal = LogWriter::new(file).preallocating(WAL_PREALLOCATION_BYTES);
     let mut record = Vec::with_capacity(crate::wal_header::HEADER_BYTES);
