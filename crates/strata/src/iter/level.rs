@@ -66,27 +66,22 @@ impl LevelIterator {
         }
         self.park_current();
         self.index = index;
-        if index >= self.files().len() {
-            self.current = None;
-            return false;
-        }
+        // Only files of this level are ever parked, so a hit is in range.
         if let Some(at) = self.parked.iter().position(|(i, _)| *i == index) {
             self.current = Some(self.parked.remove(at).1);
             self.current_is_table = true;
             return true;
         }
-        let opened = self.files().get(index).map(|f| (self.open)(f));
-        match opened {
-            Some(Ok(it)) => {
+        let Some(f) = self.files().get(index) else { return false };
+        match (self.open)(f) {
+            Ok(it) => {
                 self.current = Some(it);
                 self.current_is_table = true;
             }
-            Some(Err(e)) => {
+            Err(e) => {
                 self.error.get_or_insert(e);
                 self.current = Some(Box::new(EmptyIterator::new()));
-                self.current_is_table = false;
             }
-            None => self.current = None,
         }
         true
     }
