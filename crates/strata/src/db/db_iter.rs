@@ -15,6 +15,7 @@ use super::{DbInner, SuperVersion};
 use crate::blob::readahead::Readahead;
 use crate::blob::{BlobPointer, BlobReader, BlobWalk};
 use crate::error::{Error, Result};
+use crate::iter::first_key::KnownFirstKey;
 use crate::iter::level::{LevelIterator, TableOpener};
 use crate::iter::merging::MergingIterator;
 use crate::iter::InternalIterator;
@@ -504,8 +505,11 @@ fn children(
     for imm in &sv.imm {
         out.push(Box::new(imm.iter()));
     }
+    // L0 tables are children of their own; one that starts after a seek's target is not read
+    // until the scan reaches it (after a time-ordered load, that is most of them).
     for f in &sv.version.files[0] {
-        out.push(Box::new(db.table_cache.table_iter(f.number, fill_cache)?));
+        let table = db.table_cache.table_iter(f.number, fill_cache)?;
+        out.push(Box::new(KnownFirstKey::new(table, f.smallest.clone(), f.number)));
     }
     // Weak: the database's iterator pool keeps these children, and a strong reference would
     // make the database own itself.

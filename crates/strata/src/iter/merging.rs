@@ -63,8 +63,27 @@ impl MergingIterator {
         }
     }
 
-    /// Scans every child for the best and the runner-up.
+    /// Scans every child for the best and the runner-up, and has the best read its entry (a
+    /// child may report a key it has not read; see `InternalIterator::prepare_value`). A child
+    /// whose read fails drops out and the scan runs again.
     fn pick(&mut self, want: Ordering) {
+        let (best, second) = loop {
+            let (best, second) = self.best_two(want);
+            match best {
+                Some(b) if !self.children[b].prepare_value() => continue,
+                _ => break (best, second),
+            }
+        };
+        self.current = best;
+        self.runner_up = second;
+        self.runner_up_key.clear();
+        if let Some(s) = second {
+            self.runner_up_key.extend_from_slice(self.children[s].key());
+        }
+    }
+
+    /// The best valid child in `want`'s direction and the runner-up.
+    fn best_two(&self, want: Ordering) -> (Option<usize>, Option<usize>) {
         let (mut best, mut second): (Option<usize>, Option<usize>) = (None, None);
         for i in 0..self.children.len() {
             if !self.children[i].valid() {
@@ -82,12 +101,7 @@ impl MergingIterator {
                 }
             }
         }
-        self.current = best;
-        self.runner_up = second;
-        self.runner_up_key.clear();
-        if let Some(s) = second {
-            self.runner_up_key.extend_from_slice(self.children[s].key());
-        }
+        (best, second)
     }
 
     /// After the current child `cur` stepped in `want`'s direction (and no other child moved):
@@ -201,6 +215,7 @@ impl InternalIterator for MergingIterator {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+    use crate::iter::first_key::KnownFirstKey;
     use crate::key::{make_internal_key, ValueKind};
     use proptest::prelude::*;
 
@@ -214,6 +229,14 @@ pub(crate) mod tests {
         pub(crate) fn new(mut entries: Vec<(Vec<u8>, Vec<u8>)>) -> Self {
             entries.sort_by(|a, b| key::compare(&a.0, &b.0));
             Self { entries, pos: None }
+        }
+
+        pub(crate) fn len(&self) -> usize {
+            self.entries.len()
+        }
+
+        pub(crate) fn key_at(&self, i: usize) -> &[u8] {
+            &self.entries[i].0
         }
     }
 
@@ -324,13 +347,14 @@ pub(crate) mod tests {
         /// distinct sequence numbers) sees exactly what one sorted list of all entries shows.
         #[test]
         fn matches_one_sorted_list(
-            children in proptest::collection::vec(proptest::collection::vec(0u8..64, 0..40), 0..6),
+            children in proptest::collection::vec(
+                (proptest::collection::vec(0u8..64, 0..40), any::<bool>()), 0..6),
             ops in proptest::collection::vec(op(), 1..200),
         ) {
             let mut seq = 0u64;
             let mut all = Vec::new();
             let mut iters: Vec<Box<dyn InternalIterator>> = Vec::new();
-            for keys in &children {
+            for (keys, first_key_known) in &children {
                 let mut entries = Vec::new();
                 for k in keys {
                     seq += 1;
@@ -338,7 +362,13 @@ pub(crate) mod tests {
                     entries.push(e.clone());
                     all.push(e);
                 }
-                iters.push(Box::new(VecIter::new(entries)));
+                let child = VecIter::new(entries);
+                // Some children stand for L0 tables that defer reads until they are needed.
+                let smallest = (0..child.len()).map(|i| child.key_at(i)).min_by(|a, b| key::compare(a, b));
+                match (first_key_known, smallest.map(<[u8]>::to_vec)) {
+                    (true, Some(first)) => iters.push(Box::new(KnownFirstKey::new(child, first, 1))),
+                    _ => iters.push(Box::new(child)),
+                }
             }
             let mut merged = MergingIterator::new(iters);
             let mut model = VecIter::new(all);

@@ -2,6 +2,7 @@
 //! iterators that compose them. An internal iterator walks internal keys (see `key.rs`) in
 //! internal-key order and never hides versions; the user-facing `DbIterator` does that.
 
+pub mod first_key;
 pub mod level;
 pub mod merging;
 
@@ -25,8 +26,16 @@ pub trait InternalIterator: Send {
     fn prev(&mut self);
     /// The current internal key.
     fn key(&self) -> &[u8];
-    /// The current value.
+    /// The current value. After a positioning call, an iterator that can report a key without
+    /// reading its entry (`first_key::KnownFirstKey`) needs [`InternalIterator::prepare_value`]
+    /// first.
     fn value(&self) -> &[u8];
+    /// Reads what `value` needs when a positioning call left the iterator on a key it knew
+    /// without reading its entry. Returns `valid()` afterwards: false when that read failed
+    /// (see `status`). Iterators that never defer a read keep this default.
+    fn prepare_value(&mut self) -> bool {
+        self.valid()
+    }
     /// The first error met, if any.
     fn status(&self) -> crate::Result<()>;
 }

@@ -301,7 +301,7 @@ impl Table {
         let Some(map) = self.file.mapped() else { return };
         let (Ok(start), Ok(len)) = (usize::try_from(h.offset), usize::try_from(h.size)) else { return };
         let end = start.saturating_add(len).saturating_add(BLOCK_TRAILER_LEN).min(map.len());
-        for line in (start..end).step_by(64) {
+        for line in (end.saturating_sub(128).max(start)..end).step_by(64) {
             prefetch_read(map.as_ptr().wrapping_add(line));
         }
     }
