@@ -94,6 +94,9 @@ pub struct DbIterator {
     /// Asks for read-ahead of a blob file when this iterator walks its mapping forward for long.
     blob_walk: BlobWalk,
     error: Option<Error>,
+    /// Blob values read since the last seek, added to `Stats::blob_reads` at the next seek or
+    /// on drop: a locked add per entry would fence every step of a scan.
+    blob_reads: u64,
     /// The super version `iter` reads; `None` only once `drop` handed it to the pool.
     pinned: Option<Arc<SuperVersion>>,
     fill_cache: bool,
@@ -107,6 +110,7 @@ impl Drop for DbIterator {
     /// Leaves the internals to this thread's next iterator of the same super version, unless
     /// something failed (children keep their first error).
     fn drop(&mut self) {
+        self.publish_counts();
         if self.error.is_some() || self.iter.status().is_err() {
             return;
         }
@@ -183,6 +187,7 @@ impl DbIterator {
             readahead: Readahead::default(),
             blob_walk: BlobWalk::default(),
             error: None,
+            blob_reads: 0,
             pinned: Some(pinned),
             fill_cache: opts.fill_cache,
             _snapshot: opts.snapshot.clone(),
@@ -250,6 +255,7 @@ impl DbIterator {
     /// Positions at the first key `>= target` (and within the bounds); invalid if there is none.
     /// See the example on [`DbIterator`].
     pub fn seek(&mut self, target: &[u8]) {
+        self.publish_counts();
         let target = match &self.lower {
             Some(lower) if target < lower.as_slice() => lower.clone(),
             _ => target.to_vec(),
@@ -321,6 +327,13 @@ impl DbIterator {
     fn skip_current_user_key(&mut self) {
         while self.iter.valid() && key::same_user_key(key::user_key(self.iter.key()), &self.key) {
             self.iter.next();
+        }
+    }
+
+    /// Adds what this iterator counted to the database's statistics.
+    fn publish_counts(&mut self) {
+        if self.blob_reads > 0 {
+            self.db.stats.blob_reads.fetch_add(std::mem::take(&mut self.blob_reads), Ordering::Relaxed);
         }
     }
 
@@ -417,7 +430,7 @@ impl DbIterator {
             Some(f) if f.file_number() == ptr.file_number => f,
             _ => self.db.table_cache.blob(ptr.file_number)?,
         };
-        self.db.stats.blob_reads.fetch_add(1, Ordering::Relaxed);
+        self.blob_reads += 1;
         let file = self.blob_file.insert(file);
         file.note_walk(&mut self.blob_walk, &ptr);
         match file.mapped_value(&ptr, &self.key)? {
@@ -529,6 +542,27 @@ fn children(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn blob_reads_are_counted_at_the_next_seek_and_on_drop() {
+        use crate::{Db, Options, WriteOptions};
+        let dir = tempfile::tempdir().unwrap();
+        let db = Db::open(dir.path(), Options { min_blob_size: 64, ..Options::default() }).unwrap();
+        for k in [b"a", b"b", b"c"] {
+            db.put(&WriteOptions::default(), k, &[7u8; 100]).unwrap();
+        }
+        db.flush().unwrap();
+        let reads = || db.stats().blob_reads.load(Ordering::Relaxed);
+        let mut it = db.iter(&ReadOptions::new()).unwrap();
+        it.seek(b"a");
+        it.next();
+        assert_eq!(it.value(), [7u8; 100]);
+        assert_eq!(reads(), 0, "not yet published");
+        it.seek(b"c");
+        assert_eq!(reads(), 2);
+        drop(it);
+        assert_eq!(reads(), 3);
+    }
 
     #[test]
     fn prefix_successor_handles_ff() {

@@ -53,7 +53,8 @@ pub struct Stats {
     pub wal_syncs: AtomicU64,
     /// Point lookups served (striped: read it with `load`).
     pub gets: Counter,
-    /// Values read from blob files (striped: read it with `load`).
+    /// Values read from blob files (striped: read it with `load`). An iterator's are added at
+    /// its next `seek` and when it is dropped.
     pub blob_reads: Counter,
     /// Memtable flushes.
     pub flushes: AtomicU64,
