@@ -53,11 +53,13 @@ impl BlobPointer {
     /// Parses a pointer; malformed input or trailing bytes are `Error::Corruption`.
     #[inline]
     pub fn decode(src: &[u8]) -> Result<BlobPointer> {
-        let mut r = Reader::new(src);
-        match (r.varint(), r.varint(), r.varint()) {
-            (Some(file_number), Some(offset), Some(size)) if r.is_empty() => {
-                Ok(BlobPointer { file_number, offset, size })
-            }
+        // Positions rather than a `Reader`: every blob value an iterator reads decodes one.
+        let (file_number, a) = coding::get_varint(src).ok_or_else(|| Self::malformed(src))?;
+        let rest = src.get(a..).unwrap_or_default();
+        let (offset, b) = coding::get_varint(rest).ok_or_else(|| Self::malformed(src))?;
+        let rest = rest.get(b..).unwrap_or_default();
+        match coding::get_varint(rest) {
+            Some((size, c)) if c == rest.len() => Ok(BlobPointer { file_number, offset, size }),
             _ => Err(Self::malformed(src)),
         }
     }

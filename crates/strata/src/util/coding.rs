@@ -53,18 +53,19 @@ pub fn get_varint(src: &[u8]) -> Option<(u64, usize)> {
 }
 
 fn get_multibyte_varint(src: &[u8]) -> Option<(u64, usize)> {
+    // Bytes 0..=8 carry 63 bits: only a tenth byte can overflow, so the loop checks nothing
+    // but the continuation bit (blob pointers decode two multi-byte varints per entry read).
     let mut v: u64 = 0;
-    for (i, &b) in src.iter().enumerate().take(10) {
-        let part = u64::from(b & 0x7f);
-        if i == 9 && b > 1 {
-            return None; // would overflow 64 bits
-        }
-        v |= part << (7 * i);
+    for (i, &b) in src.iter().take(9).enumerate() {
+        v |= u64::from(b & 0x7f) << (7 * i);
         if b < 0x80 {
             return Some((v, i + 1));
         }
     }
-    None
+    match src.get(9) {
+        Some(&b) if b <= 1 => Some((v | u64::from(b) << 63, 10)),
+        _ => None, // truncated, or would overflow 64 bits
+    }
 }
 
 /// Decodes a varint that must fit in a u32.
@@ -163,6 +164,27 @@ mod tests {
         assert_eq!(get_varint(&[0x80]), None);
         assert_eq!(get_varint(&[0xff; 11]), None);
         assert_eq!(get_varint32(&[0xff, 0xff, 0xff, 0xff, 0x7f]), None);
+    }
+
+    proptest::proptest! {
+        /// The decoder agrees with a plain one (no fast paths) on any bytes.
+        #[test]
+        fn get_varint_matches_a_plain_decoder(src in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..12)) {
+            let plain = || {
+                let mut v: u64 = 0;
+                for (i, &b) in src.iter().enumerate().take(10) {
+                    if i == 9 && b > 1 {
+                        return None;
+                    }
+                    v |= u64::from(b & 0x7f) << (7 * i);
+                    if b < 0x80 {
+                        return Some((v, i + 1));
+                    }
+                }
+                None
+            };
+            proptest::prop_assert_eq!(get_varint(&src), plain());
+        }
     }
 
     #[test]
