@@ -78,6 +78,9 @@ impl Drop for Closer {
         for t in threads {
             let _ = t.join();
         }
+        // `closing` is set: iterators dropped from now on keep nothing, so this sweep leaves
+        // no reference that would keep the database alive after its last iterator.
+        self.inner.iter_pool.close();
         self.inner.log(Level::Info, format_args!("Shutdown: background work stopped"));
         // After a failed WAL write or sync the log's tail is unknown: a sync now could not be
         // trusted and is not retried (docs/durability.md).

@@ -10,7 +10,7 @@ use std::ops::Range;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use super::iter_pool::PooledIter;
+use super::iter_pool::{PooledIter, ThreadDb};
 use super::{DbInner, SuperVersion};
 use crate::blob::readahead::Readahead;
 use crate::blob::{BlobPointer, BlobReader, BlobWalk};
@@ -74,7 +74,8 @@ enum Direction {
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub struct DbIterator {
-    db: Arc<DbInner>,
+    /// The database, through this thread's handle (see `iter_pool`).
+    db: Arc<ThreadDb>,
     iter: MergingIterator,
     seq: SeqNo,
     lower: Option<Vec<u8>>,
@@ -83,11 +84,14 @@ pub struct DbIterator {
     valid: bool,
     key: Vec<u8>,
     value: Vec<u8>,
-    /// The blob file of the last blob value read, kept so a scan through one file looks it up
-    /// once rather than per entry.
-    blob_file: Option<Arc<BlobReader>>,
-    /// When set, the current value is these bytes of `blob_file`'s mapping (no copy) instead of
-    /// `value`.
+    /// The internal key of the last `seek`, kept to spare an allocation per seek.
+    seek_target: Vec<u8>,
+    /// The blob files of the last blob values read, most recent first (at most
+    /// `KEPT_BLOB_FILES`): a scan through one file looks it up once rather than per entry, and
+    /// seeks that land in files read before take no shared reference count.
+    blob_files: Vec<Arc<BlobReader>>,
+    /// When set, the current value is these bytes of the mapping of `blob_files[0]` (no copy)
+    /// instead of `value`.
     mapped_value: Option<Range<usize>>,
     /// Blob bytes read ahead for a scan, when blob files are not mapped (`use_mmap_reads`).
     readahead: Readahead,
@@ -105,6 +109,9 @@ pub struct DbIterator {
 
 /// Buffers larger than this are not kept for the next iterator of the thread.
 const POOLED_BUFFER_LIMIT: usize = 64 << 10;
+
+/// Blob readers an iterator keeps open (see `DbIterator::blob_files`).
+const KEPT_BLOB_FILES: usize = 16;
 
 impl Drop for DbIterator {
     /// Leaves the internals to this thread's next iterator of the same super version, unless
@@ -129,9 +136,10 @@ impl Drop for DbIterator {
             iter: std::mem::replace(&mut self.iter, MergingIterator::new(Vec::new())),
             key: keep(&mut self.key),
             value: keep(&mut self.value),
-            blob_file: self.blob_file.take(),
+            seek_target: keep(&mut self.seek_target),
+            blob_files: std::mem::take(&mut self.blob_files),
         };
-        self.db.iter_pool.put(entry, &self.db.super_version);
+        self.db.iter_pool.put(entry, &self.db.super_version, &self.db.closing);
     }
 }
 
@@ -155,7 +163,7 @@ fn tighter(a: Option<Vec<u8>>, b: Option<Vec<u8>>, pick_max: bool) -> Option<Vec
 }
 
 impl DbIterator {
-    pub(crate) fn new(db: Arc<DbInner>, opts: &ReadOptions) -> Result<Self> {
+    pub(crate) fn new(db: &Arc<DbInner>, opts: &ReadOptions) -> Result<Self> {
         let current = db.super_version.load();
         let seq = match &opts.snapshot {
             Some(s) => s.sequence(),
@@ -163,12 +171,13 @@ impl DbIterator {
         };
         // The internals the thread's last iterator left, if they read this super version: no
         // shared reference count is touched (see `iter_pool`).
-        let (pinned, mut iter, key, value, blob_file) = match db.iter_pool.take(&current, opts.fill_cache) {
-            Some(p) => (p.sv, p.iter, p.key, p.value, p.blob_file),
+        let (handle, pooled) = db.iter_pool.take(db, &current, opts.fill_cache);
+        let (pinned, mut iter, key, value, seek_target, blob_files) = match pooled {
+            Some(p) => (p.sv, p.iter, p.key, p.value, p.seek_target, p.blob_files),
             None => {
                 let pinned = arc_swap::Guard::into_inner(current);
-                let iter = MergingIterator::new(children(&db, &pinned, opts.fill_cache)?);
-                (pinned, iter, Vec::new(), Vec::new(), None)
+                let iter = MergingIterator::new(children(db, &pinned, opts.fill_cache)?);
+                (pinned, iter, Vec::new(), Vec::new(), Vec::new(), Vec::new())
             }
         };
         iter.forget_position();
@@ -182,7 +191,8 @@ impl DbIterator {
             valid: false,
             key,
             value,
-            blob_file,
+            seek_target,
+            blob_files,
             mapped_value: None,
             readahead: Readahead::default(),
             blob_walk: BlobWalk::default(),
@@ -191,7 +201,7 @@ impl DbIterator {
             pinned: Some(pinned),
             fill_cache: opts.fill_cache,
             _snapshot: opts.snapshot.clone(),
-            db,
+            db: handle,
         })
     }
 
@@ -210,7 +220,7 @@ impl DbIterator {
     /// The current value, borrowed from the iterator (no copy for values in blob files). Requires
     /// `valid()`. See the example on [`DbIterator`].
     pub fn value(&self) -> &[u8] {
-        match (&self.mapped_value, &self.blob_file) {
+        match (&self.mapped_value, self.blob_files.first()) {
             (Some(range), Some(file)) => file.mapped_bytes(range.clone()),
             _ => &self.value,
         }
@@ -257,10 +267,12 @@ impl DbIterator {
     pub fn seek(&mut self, target: &[u8]) {
         self.publish_counts();
         let target = match &self.lower {
-            Some(lower) if target < lower.as_slice() => lower.clone(),
-            _ => target.to_vec(),
+            Some(lower) if target < lower.as_slice() => lower.as_slice(),
+            _ => target,
         };
-        self.iter.seek(&key::seek_key(&target, MAX_SEQ));
+        self.seek_target.clear();
+        key::append_internal_key(&mut self.seek_target, target, MAX_SEQ, key::KIND_FOR_SEEK);
+        self.iter.seek(&self.seek_target);
         self.direction = Direction::Forward;
         self.find_next_user_entry();
     }
@@ -426,17 +438,29 @@ impl DbIterator {
     /// mapping when it is stored raw, else copied (decompressed) into `value`.
     fn read_blob_value(&mut self) -> Result<()> {
         let ptr = BlobPointer::decode(self.iter.value())?;
-        let file = match self.blob_file.take() {
-            Some(f) if f.file_number() == ptr.file_number => f,
-            _ => self.db.table_cache.blob(ptr.file_number)?,
-        };
+        if self.blob_files.first().is_none_or(|f| f.file_number() != ptr.file_number) {
+            self.switch_blob_file(ptr.file_number)?;
+        }
         self.blob_reads += 1;
-        let file = self.blob_file.insert(file);
+        let file = &self.blob_files[0];
         file.note_walk(&mut self.blob_walk, &ptr);
         match file.mapped_value(&ptr, &self.key)? {
             Some(range) => self.mapped_value = Some(range),
             None if file.is_mapped() => file.get_into(&ptr, &self.key, &mut self.value)?,
             None => file.get_into_ahead(&ptr, &self.key, &mut self.value, &mut self.readahead)?,
+        }
+        Ok(())
+    }
+
+    /// Makes blob file `number` the first of `blob_files`, from those kept or from the table
+    /// cache (dropping the least recently used beyond `KEPT_BLOB_FILES`).
+    fn switch_blob_file(&mut self, number: u64) -> Result<()> {
+        match self.blob_files.iter().position(|f| f.file_number() == number) {
+            Some(i) => self.blob_files[..=i].rotate_right(1),
+            None => {
+                self.blob_files.insert(0, self.db.table_cache.blob(number)?);
+                self.blob_files.truncate(KEPT_BLOB_FILES);
+            }
         }
         Ok(())
     }
@@ -562,6 +586,29 @@ mod tests {
         assert_eq!(reads(), 2);
         drop(it);
         assert_eq!(reads(), 3);
+    }
+
+    #[test]
+    fn seeks_across_more_blob_files_than_an_iterator_keeps_read_the_right_values() {
+        use crate::{Db, Options, WriteOptions};
+        let dir = tempfile::tempdir().unwrap();
+        let opts = Options { min_blob_size: 8, ..Options::default() };
+        let db = Db::open(dir.path(), opts).unwrap();
+        let files = KEPT_BLOB_FILES as u32 + 4;
+        for i in 0..files {
+            db.put(&WriteOptions::default(), &i.to_be_bytes(), &[i as u8; 32]).unwrap();
+            db.flush().unwrap(); // one blob file per key
+        }
+        let mut it = db.iter(&ReadOptions::new()).unwrap();
+        // Each key once, then again in another order, so kept files are found, rotated and
+        // evicted.
+        let order = (0..files).chain((0..files).rev()).chain((0..files).step_by(3));
+        for i in order {
+            it.seek(&i.to_be_bytes());
+            assert_eq!((it.key(), it.value()), (&i.to_be_bytes()[..], &[i as u8; 32][..]), "key {i}");
+            assert!(it.blob_files.len() <= KEPT_BLOB_FILES);
+        }
+        it.status().unwrap();
     }
 
     #[test]

@@ -372,7 +372,7 @@ impl Db {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn iter(&self, opts: &ReadOptions) -> Result<DbIterator> {
-        DbIterator::new(Arc::clone(&self.inner), opts)
+        DbIterator::new(&self.inner, opts)
     }
 
     /// A consistent point-in-time view for reads and iterators; see [`Snapshot`]. Never fails.
