@@ -73,9 +73,8 @@ impl SequentialHint {
     /// it, and the one after that when it is half way through. Does nothing for a file that
     /// is not mapped: `pread` readers get the kernel's own read-ahead.
     pub fn note(&mut self, file: &dyn RandomAccessFile, offset: u64, len: u64, limit: u64) {
-        if file.mapped().is_none() {
-            return;
-        }
+        // The position is tracked for any file (cheap); only the hint asks whether it is mapped,
+        // a virtual call that every entry of a scan would otherwise pay.
         let end = offset.saturating_add(len);
         let follows = offset >= self.last_end && offset - self.last_end <= MAX_GAP;
         self.last_end = end;
@@ -90,7 +89,7 @@ impl SequentialHint {
         }
         let start = self.hinted_end.max(offset);
         let stop = start.saturating_add(self.window).min(limit);
-        if stop > start {
+        if stop > start && file.mapped().is_some() {
             file.will_need(start, stop - start);
         }
         self.hinted_end = stop.max(start);
