@@ -260,6 +260,9 @@ pub struct BlockIter {
     current: usize,
     next: usize,
     restart_index: usize,
+    /// Offset of restart point `restart_index + 1` (`usize::MAX` past the last), so a step
+    /// compares one field instead of decoding the restart array.
+    next_restart: usize,
     key_buf: Vec<u8>,
     /// When true the key is `block.data[key_start..key_end]`, else `key_buf`.
     key_borrowed: bool,
@@ -286,6 +289,7 @@ impl BlockIter {
             current: end,
             next: end,
             restart_index: 0,
+            next_restart: usize::MAX,
             key_buf: buf,
             key_borrowed: true,
             key_start: 0,
@@ -310,6 +314,7 @@ impl BlockIter {
         self.current = self.block.restarts_offset;
         self.next = self.current;
         self.restart_index = self.block.num_restarts;
+        self.next_restart = usize::MAX;
         self.key_borrowed = true;
         self.key_start = 0;
         self.key_end = 0;
@@ -328,7 +333,7 @@ impl BlockIter {
             self.corrupt("bad restart point");
             return false;
         };
-        self.restart_index = index;
+        self.set_restart_index(index);
         self.next = off;
         self.current = off;
         self.key_borrowed = true;
@@ -392,12 +397,16 @@ impl BlockIter {
     }
 
     fn advance_restart_index(&mut self) {
-        while self.restart_index + 1 < self.block.num_restarts {
-            match self.block.restart_point(self.restart_index + 1) {
-                Some(p) if p < self.current => self.restart_index += 1,
-                _ => break,
-            }
+        while self.next_restart < self.current {
+            self.set_restart_index(self.restart_index + 1);
         }
+    }
+
+    fn set_restart_index(&mut self, index: usize) {
+        self.restart_index = index;
+        let following = index.checked_add(1).filter(|&i| i < self.block.num_restarts);
+        // An unreadable restart point stops the index here, as a failed decode always did.
+        self.next_restart = following.and_then(|i| self.block.restart_point(i)).unwrap_or(usize::MAX);
     }
 
     /// The key stored at restart point `i`, which must not share a prefix.
