@@ -373,6 +373,11 @@ impl DbIterator {
             self.key.extend_from_slice(p.user_key);
             let kind = p.kind;
             let outcome = self.collect_forward(kind);
+            if kind != ValueKind::Merge {
+                // Still on the entry just read, the key's newest visible one: step off it
+                // rather than compare it with itself.
+                self.iter.next();
+            }
             self.skip_current_user_key();
             match outcome {
                 Ok(true) => {
