@@ -18,10 +18,33 @@ enum Op {
     Get(u8),
     GetAtSnapshot(u8),
     Scan(Option<u8>, Option<u8>, bool),
+    /// A cursor moving every which way, at the last snapshot when the flag is set.
+    Walk(Vec<Step>, bool),
     TakeSnapshot,
     Flush,
     Compact,
     Reopen,
+}
+
+#[derive(Debug, Clone)]
+enum Step {
+    Seek(u8),
+    SeekForPrev(u8),
+    First,
+    Last,
+    Next,
+    Prev,
+}
+
+fn step() -> impl Strategy<Value = Step> {
+    prop_oneof![
+        2 => (0u8..64).prop_map(Step::Seek),
+        1 => (0u8..64).prop_map(Step::SeekForPrev),
+        1 => Just(Step::First),
+        1 => Just(Step::Last),
+        4 => Just(Step::Next),
+        3 => Just(Step::Prev),
+    ]
 }
 
 fn key(k: u8) -> Vec<u8> {
@@ -43,6 +66,7 @@ fn op() -> impl Strategy<Value = Op> {
         5 => k.clone().prop_map(Op::Get),
         2 => k.clone().prop_map(Op::GetAtSnapshot),
         2 => (prop::option::of(k.clone()), prop::option::of(k), any::<bool>()).prop_map(|(a, b, r)| Op::Scan(a, b, r)),
+        2 => (prop::collection::vec(step(), 1..40), any::<bool>()).prop_map(|(s, snap)| Op::Walk(s, snap)),
         1 => Just(Op::TakeSnapshot),
         1 => Just(Op::Flush),
         1 => Just(Op::Compact),
@@ -96,6 +120,53 @@ fn scan(db: &Db, model: &Model, lo: Option<u8>, hi: Option<u8>, reverse: bool) {
     assert_eq!(got, want, "scan lo={lo:?} hi={hi:?} reverse={reverse}");
 }
 
+/// Moves one cursor through `steps` and checks each position against the model's.
+fn walk(db: &Db, model: &Model, steps: &[Step], snapshot: Option<&Snapshot>) {
+    use std::ops::Bound::{Excluded, Unbounded};
+    let ro = ReadOptions { snapshot: snapshot.cloned(), ..ReadOptions::new() };
+    let mut it = db.iter(&ro).unwrap();
+    let mut at: Option<Vec<u8>> = None;
+    for s in steps {
+        // Stepping an unpositioned iterator leaves it so; the model does the same.
+        let next = |k: &Vec<u8>| model.range::<Vec<u8>, _>((Excluded(k), Unbounded)).next();
+        at = match s {
+            Step::Seek(k) => {
+                it.seek(&key(*k));
+                model.range(key(*k)..).next().map(|(k, _)| k.clone())
+            }
+            Step::SeekForPrev(k) => {
+                it.seek_for_prev(&key(*k));
+                model.range(..=key(*k)).next_back().map(|(k, _)| k.clone())
+            }
+            Step::First => {
+                it.seek_to_first();
+                model.keys().next().cloned()
+            }
+            Step::Last => {
+                it.seek_to_last();
+                model.keys().next_back().cloned()
+            }
+            Step::Next => {
+                it.next();
+                at.as_ref().and_then(next).map(|(k, _)| k.clone())
+            }
+            Step::Prev => {
+                it.prev();
+                at.as_ref().and_then(|k| model.range(..k.clone()).next_back()).map(|(k, _)| k.clone())
+            }
+        };
+        assert_eq!(it.valid(), at.is_some(), "after {s:?}");
+        if let Some(k) = &at {
+            assert_eq!(
+                (it.key(), Some(it.value())),
+                (k.as_slice(), model.get(k).map(Vec::as_slice)),
+                "after {s:?}"
+            );
+        }
+    }
+    it.status().unwrap();
+}
+
 fn run(ops: Vec<Op>) {
     let dir = tempfile::tempdir().unwrap();
     let mut db = Db::open(dir.path(), options()).unwrap();
@@ -144,6 +215,10 @@ fn run(ops: Vec<Op>) {
                 }
             }
             Op::Scan(lo, hi, rev) => scan(&db, &model, lo, hi, rev),
+            Op::Walk(steps, at_snapshot) => match snaps.last() {
+                Some((s, m)) if at_snapshot => walk(&db, m, &steps, Some(s)),
+                _ => walk(&db, &model, &steps, None),
+            },
             Op::TakeSnapshot => snaps.push((db.snapshot(), model.clone())),
             Op::Flush => db.flush().unwrap(),
             Op::Compact => db.compact_range(None, None).unwrap(),

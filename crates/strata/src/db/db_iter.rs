@@ -3,8 +3,11 @@
 //! sequence number, shadowed versions and tombstones, folds merge operands, reads blob values,
 //! and honours bounds (a prefix becomes a pair of bounds).
 //!
-//! Invariant, moving forward: the internal iterator sits just after the current user key's
-//! entries. Moving backward: just before them. A direction change re-seeks to restore it.
+//! Invariant, moving forward: the internal iterator sits after the current user key's newest
+//! visible entry and before the next user key's entries; the current key's older entries in
+//! between are skipped by the next step (`skip_pending`), which compares each entry's key once
+//! for both purposes. Moving backward: just before the current key's entries. A direction change
+//! re-seeks to restore them.
 
 use std::ops::Range;
 use std::sync::atomic::Ordering;
@@ -81,6 +84,9 @@ pub struct DbIterator {
     lower: Option<Vec<u8>>,
     upper: Option<Vec<u8>>,
     direction: Direction,
+    /// Moving forward: the internal iterator may still be on older entries of `key`, which the
+    /// next step skips before anything else.
+    skip_pending: bool,
     valid: bool,
     key: Vec<u8>,
     value: Vec<u8>,
@@ -188,6 +194,7 @@ impl DbIterator {
             lower: tighter(opts.lower_bound.clone(), opts.prefix.clone(), true),
             upper: tighter(opts.upper_bound.clone(), prefix_upper, false),
             direction: Direction::Forward,
+            skip_pending: false,
             valid: false,
             key,
             value,
@@ -244,6 +251,7 @@ impl DbIterator {
             None => {
                 self.iter.seek_to_first();
                 self.direction = Direction::Forward;
+                self.skip_pending = false;
                 self.find_next_user_entry();
             }
         }
@@ -274,6 +282,7 @@ impl DbIterator {
         key::append_internal_key(&mut self.seek_target, target, MAX_SEQ, key::KIND_FOR_SEEK);
         self.iter.seek(&self.seek_target);
         self.direction = Direction::Forward;
+        self.skip_pending = false;
         self.find_next_user_entry();
     }
 
@@ -316,7 +325,7 @@ impl DbIterator {
         }
         if self.direction == Direction::Reverse {
             self.iter.seek(&key::seek_key(&self.key, MAX_SEQ));
-            self.skip_current_user_key();
+            self.skip_pending = true;
             self.direction = Direction::Forward;
         }
         self.find_next_user_entry();
@@ -336,12 +345,6 @@ impl DbIterator {
         self.find_prev_user_entry();
     }
 
-    fn skip_current_user_key(&mut self) {
-        while self.iter.valid() && key::same_user_key(key::user_key(self.iter.key()), &self.key) {
-            self.iter.next();
-        }
-    }
-
     /// Adds what this iterator counted to the database's statistics.
     fn publish_counts(&mut self) {
         if self.blob_reads > 0 {
@@ -354,7 +357,8 @@ impl DbIterator {
         self.valid = false;
     }
 
-    /// Finds the next visible user entry at or after the internal position.
+    /// Finds the next visible user entry at or after the internal position (after skipping what
+    /// is left of `key`'s entries when `skip_pending`).
     fn find_next_user_entry(&mut self) {
         self.valid = false;
         self.mapped_value = None;
@@ -362,6 +366,13 @@ impl DbIterator {
             let Some(p) = key::parse(self.iter.key()) else {
                 return self.fail(Error::corruption("undecodable internal key in iterator"));
             };
+            if self.skip_pending {
+                if key::same_user_key(p.user_key, &self.key) {
+                    self.iter.next();
+                    continue;
+                }
+                self.skip_pending = false;
+            }
             if p.seq > self.seq {
                 self.iter.next();
                 continue;
@@ -378,7 +389,7 @@ impl DbIterator {
                 // rather than compare it with itself.
                 self.iter.next();
             }
-            self.skip_current_user_key();
+            self.skip_pending = true;
             match outcome {
                 Ok(true) => {
                     self.valid = true;
