@@ -190,7 +190,7 @@ impl DbInner {
                 if !matches!(e, Error::Closed) {
                     tracing::error!(error = %e, what, "background job failed; database is now read-only");
                     self.log_background_error(what, &e);
-                    bg.error.get_or_insert(e);
+                    self.record_background_error(&mut bg, e);
                 }
             }
             self.bg_cv.notify_all();
@@ -217,15 +217,25 @@ impl DbInner {
     pub(crate) fn set_background_error(&self, e: &Error, what: &str) {
         tracing::error!(error = %e, what, "database is now read-only");
         self.log_background_error(what, e);
-        self.bg.lock().error.get_or_insert_with(|| match e {
+        let e = match e {
             Error::Background(_) => e.duplicate(),
             _ => Error::Background(format!("{what}: {e}")),
-        });
+        };
+        self.record_background_error(&mut self.bg.lock(), e);
         self.bg_cv.notify_all();
+    }
+
+    /// Keeps `e` as the background error unless one is already kept; the only way one is set.
+    fn record_background_error(&self, bg: &mut BgState, e: Error) {
+        bg.error.get_or_insert(e);
+        self.has_background_error.store(true, Ordering::Release);
     }
 
     /// The error that made the database read-only, if any.
     pub(crate) fn background_error(&self) -> Option<Error> {
+        if !self.has_background_error.load(Ordering::Acquire) {
+            return None;
+        }
         self.bg.lock().error.as_ref().map(|e| match e {
             Error::Background(_) => e.duplicate(),
             other => Error::Background(other.to_string()),
@@ -607,7 +617,7 @@ impl DbInner {
         if let Err(e) = &result {
             if !matches!(e, Error::Closed) {
                 self.log_background_error("manual compaction", e);
-                bg.error.get_or_insert(e.duplicate());
+                self.record_background_error(&mut bg, e.duplicate());
             }
         }
         result

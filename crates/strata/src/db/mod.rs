@@ -92,6 +92,9 @@ pub(crate) struct DbInner {
     pub(crate) iter_pool: iter_pool::IterPool,
     /// Set when the last handle is dropped, so long jobs can stop early.
     pub closing: AtomicBool,
+    /// Set (never cleared) once `BgState::error` holds an error: every write asks, and a load
+    /// is cheaper than the background mutex it would otherwise take.
+    pub(crate) has_background_error: AtomicBool,
     /// Set once a write skipped the WAL; such writes are flushed at close.
     pub unpersisted_writes: AtomicBool,
     /// Memtable bytes per second the last flush drained (0 before the first flush): the write

@@ -169,6 +169,7 @@ fn build_inner(
         stats: Stats::default(),
         iter_pool: Default::default(),
         closing: AtomicBool::new(false),
+        has_background_error: AtomicBool::new(false),
         unpersisted_writes: AtomicBool::new(false),
         flush_rate: AtomicU64::new(0),
         spin_waits,
