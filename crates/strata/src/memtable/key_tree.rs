@@ -100,7 +100,6 @@ impl Header {
     }
 
     /// The first slot in `from..len` whose key is `>= key`, or `len`.
-    #[inline]
     fn lower_bound(&self, nodes: &impl Nodes, from: usize, prefix: u64, key: &[u8]) -> usize {
         let (mut lo, mut hi) = (from, self.len().max(from));
         while lo < hi {
@@ -238,7 +237,6 @@ impl KeyTree {
     /// Writer only: like [`KeyTree::floor_before`], remembering where `key` would go for a
     /// following [`KeyTree::insert`]. Uses the previous insert's position when `key` sorts
     /// right after it (sequential loads then skip the descent).
-    #[inline]
     pub(super) fn locate(&self, w: &mut TreeWriter, nodes: &impl Nodes, key: &[u8]) -> Option<NonNull<u8>> {
         let prefix = prefix_of(key);
         if w.hint && self.follows_last_insert(&w.path, nodes, prefix, key) {
@@ -304,7 +302,6 @@ impl KeyTree {
     /// Writer only: adds `key -> node` where the last [`KeyTree::locate`] (of this `key`) said.
     ///
     /// REQUIRES: `key` is not in the tree, and nothing was inserted since that `locate`.
-    #[inline]
     pub(super) fn insert(&self, w: &mut TreeWriter, key: &[u8], node: NonNull<u8>) {
         let prefix = prefix_of(key);
         let (leaf, pos) = (w.path.leaf, w.path.pos);

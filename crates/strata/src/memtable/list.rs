@@ -122,7 +122,6 @@ impl EntryList {
     /// REQUIRES: at most one thread inserts at a time (the caller serializes writers);
     /// concurrent readers are fine. An internal lock keeps a violation memory-safe, at a cost.
     /// REQUIRES: no entry with an equal internal key is already in the list.
-    #[inline]
     pub(super) fn insert(&self, user_key: &[u8], trailer: u64, value: &[u8]) {
         let mut w = self.writer.lock();
         let hash = hash64(user_key);

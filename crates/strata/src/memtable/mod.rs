@@ -73,7 +73,6 @@ impl MemTable {
     /// (the DB's write-group leader). Safe to call concurrently with readers and iterators.
     /// Breaking this is memory-safe but serializes on an internal lock and may miscount stats.
     /// REQUIRES: `(user_key, seq, kind)` was not added before (sequence numbers are unique).
-    #[inline(always)]
     pub fn add(&self, seq: SeqNo, kind: ValueKind, user_key: &[u8], value: &[u8]) {
         self.list.insert(user_key, key::pack_trailer(seq, kind as u8), value);
         // Load + store rather than read-modify-write: there is a single writer, and readers
