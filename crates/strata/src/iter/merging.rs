@@ -231,12 +231,9 @@ pub(crate) mod tests {
             Self { entries, pos: None }
         }
 
-        pub(crate) fn len(&self) -> usize {
-            self.entries.len()
-        }
-
-        pub(crate) fn key_at(&self, i: usize) -> &[u8] {
-            &self.entries[i].0
+        /// The smallest key (entries are kept sorted).
+        pub(crate) fn first_key(&self) -> Option<&[u8]> {
+            self.entries.first().map(|e| e.0.as_slice())
         }
     }
 
@@ -364,8 +361,7 @@ pub(crate) mod tests {
                 }
                 let child = VecIter::new(entries);
                 // Some children stand for L0 tables that defer reads until they are needed.
-                let smallest = (0..child.len()).map(|i| child.key_at(i)).min_by(|a, b| key::compare(a, b));
-                match (first_key_known, smallest.map(<[u8]>::to_vec)) {
+                match (first_key_known, child.first_key().map(<[u8]>::to_vec)) {
                     (true, Some(first)) => iters.push(Box::new(KnownFirstKey::new(child, first, 1))),
                     _ => iters.push(Box::new(child)),
                 }
