@@ -48,7 +48,7 @@ pub use properties::Stats;
 use crate::batch::WriteBatch;
 use crate::error::{Error, Result};
 use crate::fs::{FileLock, FileSystem};
-use crate::memtable::MemTable;
+use crate::memtable::{MemTable, SharedSlotHint};
 use crate::options::{Options, ReadOptions, WriteOptions};
 use crate::snapshot::{Snapshot, SnapshotList};
 use crate::version::set::VersionSet;
@@ -95,6 +95,9 @@ pub(crate) struct DbInner {
     /// Set (never cleared) once `BgState::error` holds an error: every write asks, and a load
     /// is cheaper than the background mutex it would otherwise take.
     pub(crate) has_background_error: AtomicBool,
+    /// The mutable memtable's index layout, published by the leader after each group, so that
+    /// single-key writes start loading their key's slot before they queue (`memtable::slot_hint`).
+    pub(crate) slot_hint: SharedSlotHint,
     /// Set once a write skipped the WAL; such writes are flushed at close.
     pub unpersisted_writes: AtomicBool,
     /// Memtable bytes per second the last flush drained (0 before the first flush): the write
@@ -218,6 +221,7 @@ impl Db {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn put(&self, opts: &WriteOptions, key: &[u8], value: &[u8]) -> Result<()> {
+        self.inner.slot_hint.load().prefetch(key);
         let mut b = WriteBatch::for_one_record(key.len(), value.len());
         b.put(key, value);
         self.write(opts, b)
@@ -238,6 +242,7 @@ impl Db {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn delete(&self, opts: &WriteOptions, key: &[u8]) -> Result<()> {
+        self.inner.slot_hint.load().prefetch(key);
         let mut b = WriteBatch::for_one_record(key.len(), 0);
         b.delete(key);
         self.write(opts, b)
@@ -261,6 +266,7 @@ impl Db {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn merge(&self, opts: &WriteOptions, key: &[u8], operand: &[u8]) -> Result<()> {
+        self.inner.slot_hint.load().prefetch(key);
         let mut b = WriteBatch::for_one_record(key.len(), operand.len());
         b.merge(key, operand);
         self.write(opts, b)

@@ -22,7 +22,7 @@ use crate::batch::DecodedBatch;
 use crate::compaction::job::{self, OutputSpec};
 use crate::error::{Error, Result};
 use crate::fs::FileSystem;
-use crate::memtable::MemTable;
+use crate::memtable::{MemTable, SharedSlotHint};
 use crate::options::Options;
 use crate::snapshot::SnapshotList;
 use crate::sst::BlockCache;
@@ -170,6 +170,7 @@ fn build_inner(
         iter_pool: Default::default(),
         closing: AtomicBool::new(false),
         has_background_error: AtomicBool::new(false),
+        slot_hint: SharedSlotHint::default(),
         unpersisted_writes: AtomicBool::new(false),
         flush_rate: AtomicU64::new(0),
         spin_waits,

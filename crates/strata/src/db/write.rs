@@ -400,6 +400,7 @@ impl DbInner {
             }
         }
         self.last_sequence.store(seq - 1, Ordering::Release);
+        self.slot_hint.publish(leader.mem.slot_hint());
         self.stats.add_user_write(count, group_bytes as u64);
         Ok(())
     }

@@ -27,6 +27,7 @@ use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering}
 
 use parking_lot::Mutex;
 
+use super::slot_hint::SlotHint;
 use super::zeroed::ZeroedMap;
 use crate::util::prefetch::prefetch_read;
 
@@ -175,6 +176,15 @@ impl HashIndex {
     pub(super) fn prefetch(&self, hash: u64) {
         let table = self.table();
         prefetch_read(ptr::from_ref(&table.slots()[hash as usize & table.mask]).cast());
+    }
+
+    /// Where probes of the current table start, for a prefetch ahead of time.
+    pub(super) fn slot_hint(&self) -> SlotHint {
+        if !self.enabled.load(Ordering::Relaxed) {
+            return SlotHint::default();
+        }
+        let table = self.table();
+        SlotHint { slots: table.slots.start().as_ptr().addr(), mask: table.mask }
     }
 
     /// Points `key` (whose hash is `hash`) at `node`, replacing the node it named before.

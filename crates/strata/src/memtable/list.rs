@@ -46,6 +46,7 @@ use parking_lot::Mutex;
 use super::arena::Arena;
 use super::hash_index::{HashIndex, Nodes, Probe};
 use super::key_tree::{KeyTree, TreeWriter};
+use super::slot_hint::SlotHint;
 use crate::key;
 use crate::sst::bloom::hash64;
 use crate::util::prefetch::prefetch_read;
@@ -299,6 +300,11 @@ impl EntryList {
             let value = if vlen > INLINE_VALUE_MAX { p.cast::<*const u8>().read_unaligned() } else { p };
             (key, slice::from_raw_parts(value, vlen))
         }
+    }
+
+    /// Where the index's probes start (see `slot_hint`).
+    pub(super) fn slot_hint(&self) -> SlotHint {
+        self.index.slot_hint()
     }
 
     /// Bytes the list's arenas have handed out, plus its index.

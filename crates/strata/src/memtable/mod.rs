@@ -28,6 +28,7 @@ mod arena;
 mod hash_index;
 mod key_tree;
 mod list;
+mod slot_hint;
 mod zeroed;
 
 use std::fmt;
@@ -37,6 +38,7 @@ use std::sync::Arc;
 use crate::iter::InternalIterator;
 use crate::key::{self, SeqNo, ValueKind};
 use list::{EntryList, Node};
+pub use slot_hint::{SharedSlotHint, SlotHint};
 
 /// An in-memory sorted table of internal entries. See the module docs. Aligned so the `Arc`
 /// reference count every reader's iterator changes has a cache line of its own.
@@ -109,6 +111,12 @@ impl MemTable {
     /// An iterator over every entry; it keeps this memtable alive.
     pub fn iter(self: &Arc<Self>) -> MemTableIterator {
         MemTableIterator { mem: Arc::clone(self), node: None }
+    }
+
+    /// Where this memtable's index probes start now, for writers to prefetch a key's slot
+    /// before they reach [`MemTable::add`]. It goes stale when the index grows.
+    pub fn slot_hint(&self) -> SlotHint {
+        self.list.slot_hint()
     }
 
     /// Bytes of entry storage used so far, including node links and arena padding.
