@@ -594,6 +594,40 @@ impl DbInner {
         Ok(())
     }
 
+    /// Waits until the background work that is due has run: no immutable memtable
+    /// waits for its flush, no flush or compaction runs, and the picker would start none.
+    /// Returns false if `deadline` passes first. A handle without background threads (read-only)
+    /// has nothing to wait for.
+    pub(crate) fn wait_for_background_work(&self, deadline: Option<Instant>) -> Result<bool> {
+        let mut bg = self.bg.lock();
+        if bg.threads.is_empty() {
+            return Ok(true);
+        }
+        loop {
+            if let Some(e) = &bg.error {
+                return Err(Error::Background(e.to_string()));
+            }
+            if bg.shutting_down {
+                return Err(Error::Closed);
+            }
+            let idle = bg.imm_queue.is_empty()
+                && !bg.flushing
+                && !bg.compacting
+                && picker::pick(&self.super_version.load().version, &self.opts).is_none();
+            if idle {
+                return Ok(true);
+            }
+            match deadline {
+                Some(d) => {
+                    if self.bg_cv.wait_until(&mut bg, d).timed_out() {
+                        return Ok(false);
+                    }
+                }
+                None => self.bg_cv.wait(&mut bg),
+            }
+        }
+    }
+
     /// Compacts every level's files overlapping `[start, end]` into the level below, top-down,
     /// until the data sits in the last level.
     pub(crate) fn compact_range(&self, start: Option<&[u8]>, end: Option<&[u8]>) -> Result<()> {

@@ -509,6 +509,38 @@ impl Db {
         self.inner.compact_range(start, end)
     }
 
+    /// Waits until the background work that is due has run: every memtable already switched out
+    /// is flushed, no flush or compaction is running, and none is needed, so the files stay as
+    /// they are until more writes arrive (RocksDB's `WaitForCompact`). It does not flush the
+    /// active memtable: call [`Db::flush`] first for that. Tests and tools use it to measure or
+    /// inspect a settled database; an application that keeps writing meanwhile can keep it
+    /// waiting, which is what `timeout` bounds.
+    ///
+    /// Returns `Ok(true)` once the work is done, `Ok(false)` if `timeout` passed first. A
+    /// read-only handle runs no background work and returns `Ok(true)` at once.
+    ///
+    /// # Errors
+    /// `Background` if the database is, or goes, into the read-only error state while waiting;
+    /// `Closed` if it is being closed.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir()?;
+    /// use strata::{Db, Options, WriteOptions};
+    /// let db = Db::open(dir.path(), Options::default())?;
+    /// for round in 0..4u8 {
+    ///     db.put(&WriteOptions::default(), &[round], b"v")?;
+    ///     db.flush()?; // the fourth flush reaches the level-0 compaction trigger
+    /// }
+    /// assert!(db.wait_for_compactions(None)?);
+    /// assert_eq!(db.property("strata.num-files-at-level0").as_deref(), Some("0"));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn wait_for_compactions(&self, timeout: Option<std::time::Duration>) -> Result<bool> {
+        // A timeout too long to add to the clock waits as long as it takes.
+        let deadline = timeout.and_then(|t| std::time::Instant::now().checked_add(t));
+        self.inner.wait_for_background_work(deadline)
+    }
+
     /// A named property: `strata.stats`, `strata.levelstats`, `strata.num-files-at-level<N>`,
     /// `strata.estimate-pending-compaction-bytes`, `strata.block-cache-usage`,
     /// `strata.total-sst-files-size`, `strata.total-blob-file-size`, `strata.background-error`,
