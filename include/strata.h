@@ -226,6 +226,10 @@ void strata_sync_wal(strata_t* db, char** errptr);
  * unbounded on that side. */
 void strata_compact_range(strata_t* db, const char* start_key, size_t start_key_len,
                           const char* limit_key, size_t limit_key_len, char** errptr);
+/* Waits until no flush or compaction runs or is due (RocksDB's WaitForCompact); does not flush
+ * the memtable. Returns 1 once settled, 0 if timeout_micros passed first (negative: no limit) or
+ * on an error, which is set in errptr. */
+uint8_t strata_wait_for_compactions(strata_t* db, int64_t timeout_micros, char** errptr);
 /* The value of a property ("strata.stats", "strata.levelstats", "strata.num-files-at-level<N>",
  * "strata.total-sst-files-size", ...) as a malloc'd NUL-terminated string to free with
  * strata_free, or NULL when the property is unknown. */

@@ -535,6 +535,26 @@ impl PyDb {
         check(py, r)
     }
 
+    /// Waits until no flush or compaction runs or is due (RocksDB's `WaitForCompact`); does not
+    /// flush the memtable. True once settled, False if `timeout` seconds (None: no limit)
+    /// passed first.
+    #[pyo3(signature = (timeout = None))]
+    fn wait_for_compactions(&self, py: Python<'_>, timeout: Option<f64>) -> PyResult<bool> {
+        let timeout = match timeout {
+            None => None,
+            Some(t) if t.is_nan() || t < 0.0 => {
+                return Err(pyo3::exceptions::PyValueError::new_err(
+                    "timeout must be None or a non-negative number of seconds",
+                ))
+            }
+            // Too long to represent (e.g. infinity): no limit.
+            Some(t) => std::time::Duration::try_from_secs_f64(t).ok(),
+        };
+        let db = self.handle(py)?;
+        let r = py.detach(|| db.wait_for_compactions(timeout));
+        check(py, r)
+    }
+
     /// Compacts the key range from `start` to `stop` (None = unbounded) down to the last level.
     #[pyo3(signature = (start = None, stop = None))]
     fn compact_range(

@@ -132,6 +132,18 @@ def test_property_flush_compact(db):
     assert int(db.property("strata.total-sst-files-size")) > 0
 
 
+def test_wait_for_compactions(db):
+    for round in range(4):  # the fourth flush reaches the level-0 compaction trigger
+        db.put(b"k%d" % round, b"v")
+        db.flush()
+    assert db.wait_for_compactions() is True
+    assert db.property("strata.num-files-at-level0") == "0"
+    assert db.wait_for_compactions(0) is True
+    assert db.wait_for_compactions(float("inf")) is True
+    with pytest.raises(ValueError):
+        db.wait_for_compactions(-1)
+
+
 def test_sync_wal_syncs_without_flushing(db):
     def wal_syncs():
         stats = db.property("strata.stats")

@@ -1143,6 +1143,24 @@ pub unsafe extern "C" fn strata_sync_wal(db: *mut strata_t, errptr: *mut *mut c_
     unsafe { finish(errptr, r, ()) }
 }
 
+/// Waits until no flush or compaction runs or is due (`Db::wait_for_compactions`): 1 once
+/// settled, 0 if `timeout_micros` (negative: no limit) passed first or on an error.
+#[no_mangle]
+pub unsafe extern "C" fn strata_wait_for_compactions(
+    db: *mut strata_t,
+    timeout_micros: i64,
+    errptr: *mut *mut c_char,
+) -> u8 {
+    let r = guard(|| {
+        // SAFETY: `db` is NULL or a live database handle (header contract).
+        let db = unsafe { handle(db, "db") }?;
+        let timeout = u64::try_from(timeout_micros).ok().map(std::time::Duration::from_micros);
+        db.db.wait_for_compactions(timeout).map(u8::from).map_err(err_str)
+    });
+    // SAFETY: `errptr` is NULL or a writable `char*` holding NULL or a malloc'd message (header).
+    unsafe { finish(errptr, r, 0) }
+}
+
 /// Compacts `[start, limit]`; a NULL `start` or `limit` means unbounded on that side.
 #[no_mangle]
 pub unsafe extern "C" fn strata_compact_range(

@@ -431,6 +431,14 @@ int main(int argc, char** argv) {
   CHECK_GET(db, ro, "k1", "changed");
   CHECK_GET(db, ro, "k3", "v3");
 
+  /* Background work settles; a NULL handle is an error. */
+  CHECK(strata_wait_for_compactions(db, -1, &err) == 1);
+  CHECK_NO_ERR(err);
+  CHECK(strata_wait_for_compactions(db, 0, &err) == 1);
+  CHECK_NO_ERR(err);
+  CHECK(strata_wait_for_compactions(NULL, -1, &err) == 0);
+  EXPECT_ERR(err, "db is NULL");
+
   /* Properties. */
   char* prop = strata_property_value(db, "strata.stats");
   CHECK(prop != NULL && strlen(prop) > 0);
