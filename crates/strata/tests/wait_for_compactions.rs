@@ -2,6 +2,7 @@
 //! so the files stay put afterwards; it gives up at its timeout while a compaction cannot
 //! finish; it reports a failed compaction's error; a read-only handle has nothing to wait for.
 
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
@@ -154,4 +155,49 @@ fn a_read_only_handle_has_nothing_to_wait_for() {
     }
     let db = Db::open_read_only(dir.path(), Options::default()).unwrap();
     assert!(db.wait_for_compactions(Some(Duration::from_secs(10))).unwrap());
+}
+
+#[test]
+fn timed_waits_return_on_time_while_a_writer_keeps_the_background_busy() {
+    let dir = tempfile::tempdir().unwrap();
+    let opts = Options { write_buffer_size: 64 << 10, target_file_size: 64 << 10, ..Options::default() };
+    let db = Db::open(dir.path(), opts).unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let written = Arc::new(AtomicU32::new(0));
+    let writer = {
+        let (db, stop, written) = (db.clone(), Arc::clone(&stop), Arc::clone(&written));
+        std::thread::spawn(move || {
+            let w = WriteOptions { disable_wal: true, ..WriteOptions::default() };
+            let mut i = 0u32;
+            while !stop.load(Ordering::Relaxed) {
+                db.put(&w, &i.wrapping_mul(2_654_435_761).to_be_bytes(), &[1u8; 100]).unwrap();
+                i += 1;
+                written.store(i, Ordering::Relaxed);
+            }
+        })
+    };
+    // Let the writer fill a few memtables first, so there is background work to wait on.
+    while written.load(Ordering::Relaxed) < 5_000 {
+        std::thread::yield_now();
+    }
+    let limit = Duration::from_millis(20);
+    for _ in 0..20 {
+        let start = Instant::now();
+        db.wait_for_compactions(Some(limit)).unwrap();
+        // Generous slack for a loaded 2-core machine; a lost wakeup or a missed deadline would
+        // block for as long as the writer runs.
+        assert!(
+            start.elapsed() < limit + Duration::from_secs(5),
+            "a timed wait overran: {:?}",
+            start.elapsed()
+        );
+    }
+    stop.store(true, Ordering::Relaxed);
+    writer.join().unwrap();
+    let written = written.load(Ordering::Relaxed);
+    assert!(db.wait_for_compactions(None).unwrap());
+    assert!(level0_files(&db) < Options::default().level0_compaction_trigger);
+    let r = ReadOptions::new();
+    let last = (written - 1).wrapping_mul(2_654_435_761).to_be_bytes();
+    assert_eq!(db.get(&r, &last).unwrap(), Some(vec![1u8; 100]));
 }
