@@ -46,6 +46,19 @@ impl Drop for OpenOnDrop {
     }
 }
 
+/// Writes a base value for `k` and flushes, then one merge operand per flush until level 0
+/// reaches its compaction trigger; that compaction folds the operands into the base, which
+/// calls the merge operator.
+fn operands_up_to_the_level0_trigger(db: &Db, trigger: usize) {
+    let w = WriteOptions::default();
+    db.put(&w, b"k", b"base").unwrap();
+    db.flush().unwrap();
+    for i in 1..trigger {
+        db.merge(&w, b"k", format!("+{i}").as_bytes()).unwrap();
+        db.flush().unwrap();
+    }
+}
+
 fn level0_files(db: &Db) -> usize {
     db.property("strata.num-files-at-level0").unwrap().parse().unwrap()
 }
@@ -87,15 +100,8 @@ fn gives_up_at_its_timeout_while_a_compaction_cannot_finish() {
     let trigger = opts.level0_compaction_trigger;
     let db = Db::open(dir.path(), opts).unwrap();
     let _opens = OpenOnDrop(Arc::clone(&gate));
-    let w = WriteOptions::default();
-    db.put(&w, b"k", b"base").unwrap();
-    db.flush().unwrap();
-    // The last flush brings level 0 to its trigger; that compaction folds the operands into
-    // the base, which blocks on the gate.
-    for i in 1..trigger {
-        db.merge(&w, b"k", format!("+{i}").as_bytes()).unwrap();
-        db.flush().unwrap();
-    }
+    // The compaction this leads to blocks on the gate.
+    operands_up_to_the_level0_trigger(&db, trigger);
     let start = Instant::now();
     assert!(!db.wait_for_compactions(Some(Duration::from_millis(100))).unwrap());
     assert!(start.elapsed() >= Duration::from_millis(100));
@@ -130,13 +136,7 @@ fn reports_the_background_error_of_a_failed_compaction() {
     let opts = Options { merge_operator: Some(Arc::new(Panicking)), ..Options::default() };
     let trigger = opts.level0_compaction_trigger;
     let db = Db::open(dir.path(), opts).unwrap();
-    let w = WriteOptions::default();
-    db.put(&w, b"k", b"base").unwrap();
-    db.flush().unwrap();
-    for i in 1..trigger {
-        db.merge(&w, b"k", format!("+{i}").as_bytes()).unwrap();
-        db.flush().unwrap();
-    }
+    operands_up_to_the_level0_trigger(&db, trigger);
     let err = db.wait_for_compactions(Some(Duration::from_secs(60))).unwrap_err();
     assert!(matches!(&err, Error::Background(m) if m.contains("panicked")), "{err:?}");
 }
