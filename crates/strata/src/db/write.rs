@@ -84,6 +84,11 @@ const MIN_DELAYED_RATE: f64 = 1024.0 * 1024.0;
 /// credited against the next writes, up to this much.
 const SPIN_LIMIT: Duration = Duration::from_micros(100);
 
+/// How many records ahead of the one it inserts a group's memtable insert starts loading the
+/// hash-index slot (`insert_group`): far enough that a ~100 ns miss is covered by the inserts
+/// in between, near enough that the lines are still cached when their turn comes.
+const SLOT_PREFETCH_AHEAD: usize = 4;
+
 /// Slowdown time waited out spinning is added to the stall statistics in batches of this
 /// much: one write's wait is ~1 us, below the counters' microsecond resolution.
 const STALL_REPORT_BATCH: Duration = Duration::from_millis(1);
@@ -391,14 +396,7 @@ impl DbInner {
             }
             leader.wal_last_seq = first_seq + count - 1;
         }
-        let mut seq = first_seq;
-        for w in group {
-            for rec in w.batch().records() {
-                let (kind, key, value) = rec?;
-                leader.mem.add(seq, kind, key, value);
-                seq += 1;
-            }
-        }
+        let seq = insert_group(&leader.mem, group, first_seq, count)?;
         self.last_sequence.store(seq - 1, Ordering::Release);
         self.slot_hint.publish(leader.mem.slot_hint());
         self.stats.add_user_write(count, group_bytes as u64);
@@ -715,6 +713,40 @@ pub(crate) fn start_wal(file: Box<dyn WritableFile>, header: &WalHeader) -> Resu
     Ok(wal)
 }
 
+/// Adds every record of `group` to `mem`, numbered from `first_seq`; returns the sequence number
+/// after the last. With more than one record, each record's hash slot starts loading
+/// [`SLOT_PREFETCH_AHEAD`] records before its insert, so that the slot misses of a batch
+/// overlap instead of queueing one behind another. A single-key write prefetched its slot
+/// before it queued (`Db::put`), so a group of one record goes straight in.
+fn insert_group<M: GroupMember>(mem: &MemTable, group: &[M], first_seq: u64, count: u64) -> Result<u64> {
+    let mut seq = first_seq;
+    if count <= 1 {
+        for rec in group.iter().flat_map(|w| w.batch().records()) {
+            let (kind, key, value) = rec?;
+            mem.add(seq, kind, key, value);
+            seq += 1;
+        }
+        return Ok(seq);
+    }
+    let mut ahead = group.iter().flat_map(|w| w.batch().records());
+    let mut prefetch_next = || {
+        // The hint is read again for every prefetch: a big batch may grow the index midway.
+        if let Some(Ok((_, key, _))) = ahead.next() {
+            mem.slot_hint().prefetch(key);
+        }
+    };
+    for _ in 0..SLOT_PREFETCH_AHEAD {
+        prefetch_next();
+    }
+    for rec in group.iter().flat_map(|w| w.batch().records()) {
+        prefetch_next();
+        let (kind, key, value) = rec?;
+        mem.add(seq, kind, key, value);
+        seq += 1;
+    }
+    Ok(seq)
+}
+
 fn collect_group(queue: &VecDeque<Arc<Writer>>) -> Vec<Arc<Writer>> {
     let first = &queue[0];
     let mut bytes = 0;
@@ -744,8 +776,57 @@ fn encode_group<M: GroupMember>(dst: &mut Vec<u8>, first_seq: u64, count: u64, g
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::key::ValueKind;
 
     const MIB: f64 = 1024.0 * 1024.0;
+
+    /// The newest entry of `user_key` in `mem`: (sequence number, kind, value).
+    fn newest(mem: &MemTable, user_key: &[u8]) -> Option<(u64, ValueKind, Vec<u8>)> {
+        let mut found = None;
+        mem.get(&crate::key::seek_key(user_key, crate::key::MAX_SEQ), &mut |ikey, value| {
+            let parsed = crate::key::parse(ikey).expect("a well-formed internal key");
+            if parsed.user_key == user_key {
+                found = Some((parsed.seq, parsed.kind, value.to_vec()));
+            }
+            false
+        });
+        found
+    }
+
+    #[test]
+    fn a_group_goes_in_whole_and_in_order_whatever_the_prefetch_ahead() {
+        let opts = WriteOptions::default();
+        let mut small = WriteBatch::new();
+        small.put(b"a", b"1").delete(b"b").put(b"a", b"2");
+        // Enough keys that the hash index grows while this one batch goes in.
+        let mut big = WriteBatch::new();
+        for i in 0..20_000u32 {
+            big.put(format!("key{i:05}").as_bytes(), i.to_le_bytes());
+        }
+        let mut one = WriteBatch::new();
+        one.put(b"z", b"last");
+        let group = [
+            SoloWriter { batch: &small, opts: &opts },
+            SoloWriter { batch: &big, opts: &opts },
+            SoloWriter { batch: &one, opts: &opts },
+        ];
+        let mem = MemTable::with_expected_keys(0);
+        let count = 3 + 20_000 + 1;
+        assert_eq!(insert_group(&mem, &group, 100, count).unwrap(), 100 + count);
+        assert_eq!(mem.num_entries(), count);
+        assert_eq!(newest(&mem, b"a"), Some((102, ValueKind::Put, b"2".to_vec())));
+        assert_eq!(newest(&mem, b"b"), Some((101, ValueKind::Delete, Vec::new())));
+        for i in [0u32, 1, 4, 5, 9_999, 19_999] {
+            let want = Some((103 + u64::from(i), ValueKind::Put, i.to_le_bytes().to_vec()));
+            assert_eq!(newest(&mem, format!("key{i:05}").as_bytes()), want, "key{i:05}");
+        }
+        assert_eq!(newest(&mem, b"z"), Some((100 + count - 1, ValueKind::Put, b"last".to_vec())));
+
+        // A group of one record takes the path without the look-ahead.
+        let single = MemTable::with_expected_keys(0);
+        assert_eq!(insert_group(&single, &group[2..], 7, 1).unwrap(), 8);
+        assert_eq!(newest(&single, b"z"), Some((7, ValueKind::Put, b"last".to_vec())));
+    }
 
     #[test]
     fn no_pressure_no_limit() {
