@@ -49,6 +49,20 @@ pub(crate) struct BgState {
     pub obsolete_blobs: Vec<u64>,
 }
 
+impl BgState {
+    /// Err when a caller waiting for background work must stop: the database went into the
+    /// error state, or is closing, so the work it waits for may never run.
+    fn end_of_wait(&self) -> Result<()> {
+        if let Some(e) = &self.error {
+            return Err(Error::Background(e.to_string()));
+        }
+        if self.shutting_down {
+            return Err(Error::Closed);
+        }
+        Ok(())
+    }
+}
+
 enum Work {
     Flush,
     Compact(Compaction),
@@ -583,12 +597,7 @@ impl DbInner {
         }
         let mut bg = self.bg.lock();
         while !bg.imm_queue.is_empty() {
-            if let Some(e) = &bg.error {
-                return Err(Error::Background(e.to_string()));
-            }
-            if bg.shutting_down {
-                return Err(Error::Closed);
-            }
+            bg.end_of_wait()?;
             self.bg_cv.wait(&mut bg);
         }
         Ok(())
@@ -604,12 +613,7 @@ impl DbInner {
             return Ok(true);
         }
         loop {
-            if let Some(e) = &bg.error {
-                return Err(Error::Background(e.to_string()));
-            }
-            if bg.shutting_down {
-                return Err(Error::Closed);
-            }
+            bg.end_of_wait()?;
             let idle = bg.imm_queue.is_empty()
                 && !bg.flushing
                 && !bg.compacting

@@ -720,18 +720,10 @@ pub(crate) fn start_wal(file: Box<dyn WritableFile>, header: &WalHeader) -> Resu
 /// before it queued (`Db::put`), so a group of one record goes straight in.
 fn insert_group<M: GroupMember>(mem: &MemTable, group: &[M], first_seq: u64, count: u64) -> Result<u64> {
     let mut seq = first_seq;
-    if count <= 1 {
-        for rec in group.iter().flat_map(|w| w.batch().records()) {
-            let (kind, key, value) = rec?;
-            mem.add(seq, kind, key, value);
-            seq += 1;
-        }
-        return Ok(seq);
-    }
-    let mut ahead = group.iter().flat_map(|w| w.batch().records());
+    let mut ahead = (count > 1).then(|| group.iter().flat_map(|w| w.batch().records()));
     let mut prefetch_next = || {
         // The hint is read again for every prefetch: a big batch may grow the index midway.
-        if let Some(Ok((_, key, _))) = ahead.next() {
+        if let Some(Ok((_, key, _))) = ahead.as_mut().and_then(Iterator::next) {
             mem.slot_hint().prefetch(key);
         }
     };
