@@ -135,6 +135,14 @@ pub struct Options {
     /// Memtables kept in memory, mutable plus immutable (default 3). Writes slow down while the
     /// last spare one fills and wait for a flush when all are full.
     pub max_write_buffer_number: usize,
+    /// Share of the block cache's capacity, in percent, that memtables waiting for flush may
+    /// borrow beyond `max_write_buffer_number` while the cache leaves it unused (default 50;
+    /// 0 turns borrowing off). A borrowed memtable never evicts a cached block, and the cache
+    /// keeps clear of what is lent until a flush returns it, so memory stays within
+    /// `cache_size + max_write_buffer_number * write_buffer_size`. More memtables let a burst
+    /// of writes run at memtable speed while flush catches up; a point read that misses them
+    /// checks each one.
+    pub write_buffer_borrow_percent: u32,
     /// Target size of an SST data block before compression (default 4 KiB).
     pub block_size: usize,
     /// Keys between restart points in a data block (default 8: a point read scans at most 8
@@ -241,6 +249,7 @@ impl fmt::Debug for Options {
         f.debug_struct("Options")
             .field("create_if_missing", &self.create_if_missing)
             .field("write_buffer_size", &self.write_buffer_size)
+            .field("write_buffer_borrow_percent", &self.write_buffer_borrow_percent)
             .field("min_blob_size", &self.min_blob_size)
             .field("cache_size", &self.cache_size)
             .field("merge_operator", &self.merge_operator.as_ref().map(|m| m.name().to_string()))
@@ -255,6 +264,7 @@ impl Default for Options {
             error_if_exists: false,
             write_buffer_size: 64 << 20,
             max_write_buffer_number: 3,
+            write_buffer_borrow_percent: 50,
             block_size: 4096,
             block_restart_interval: 8,
             bloom_bits_per_key: 10,
@@ -334,6 +344,9 @@ impl Options {
         }
         if self.max_write_buffer_number < 2 {
             return Err(invalid("max_write_buffer_number", "must be at least 2"));
+        }
+        if self.write_buffer_borrow_percent > 100 {
+            return Err(invalid("write_buffer_borrow_percent", "must be at most 100"));
         }
         if !(256..=(64 << 20)).contains(&self.block_size) {
             return Err(invalid("block_size", "must be between 256 B and 64 MiB"));

@@ -1,5 +1,6 @@
-//! Writes slow down, rather than stop, while every spare memtable waits for a flush: a filesystem
-//! that holds flush output back until the test lets it go makes the flush arbitrarily slow.
+//! Writes slow down, rather than stop, while every spare memtable waits for a flush, and extra
+//! memtables borrow the block cache's free capacity first: a filesystem that holds flush output
+//! back until the test lets it go makes the flush arbitrarily slow.
 
 use std::path::Path;
 use std::sync::atomic::Ordering::Relaxed;
@@ -73,6 +74,7 @@ fn writes_slow_down_while_the_last_spare_memtable_fills_and_stop_only_when_it_is
         fs: fs.clone(),
         write_buffer_size: 256 << 10,
         max_write_buffer_number: 2,
+        write_buffer_borrow_percent: 0,
         ..Options::default()
     };
     let db = Arc::new(Db::open(dir.path(), opts).unwrap());
@@ -100,6 +102,56 @@ fn writes_slow_down_while_the_last_spare_memtable_fills_and_stop_only_when_it_is
     fs.release();
     writer.join().unwrap();
     for i in (0..keys).step_by(97) {
+        let got = db.get(&ReadOptions::new(), format!("key{i:06}").as_bytes()).unwrap();
+        assert_eq!(got.as_deref(), Some(&value[..]), "key {i}");
+    }
+}
+
+fn property(db: &Db, name: &str) -> u64 {
+    db.property(name).unwrap().parse().unwrap()
+}
+
+#[test]
+fn extra_memtables_borrow_free_cache_capacity_until_it_runs_out_and_give_it_back_when_flushed() {
+    let dir = tempfile::tempdir().unwrap();
+    let fs = Arc::new(GatedFs::default());
+    let opts = Options {
+        fs: fs.clone(),
+        write_buffer_size: 256 << 10,
+        max_write_buffer_number: 2,
+        cache_size: 2 << 20,
+        write_buffer_borrow_percent: 50, // 1 MiB: four more memtables of 256 KiB
+        ..Options::default()
+    };
+    let db = Arc::new(Db::open(dir.path(), opts).unwrap());
+    let value = vec![9u8; 1000];
+    let keys = 3000u32; // ~3 MB: more than the 6 memtables hold
+    let writer = {
+        let (db, value) = (Arc::clone(&db), value.clone());
+        std::thread::spawn(move || {
+            let wo = WriteOptions { sync: false, disable_wal: true };
+            for i in 0..keys {
+                db.put(&wo, format!("key{i:06}").as_bytes(), &value).unwrap();
+            }
+        })
+    };
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let stats = db.stats();
+    while stats.stop_micros.load(Relaxed) == 0 {
+        assert!(Instant::now() < deadline, "no memtable stop within 30 s");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    // The stop came only once the own slots and every borrowable one were taken, after a
+    // slowdown through the last of them.
+    assert_eq!(property(&db, "strata.num-immutable-mem-table"), 5);
+    assert_eq!(property(&db, "strata.memtable-borrowed-bytes"), 1 << 20);
+    assert!(stats.slowdown_micros.load(Relaxed) > 0, "no slowdown before the stop");
+    fs.release();
+    writer.join().unwrap();
+    db.flush().unwrap();
+    assert_eq!(property(&db, "strata.num-immutable-mem-table"), 0);
+    assert_eq!(property(&db, "strata.memtable-borrowed-bytes"), 0, "flushes return what was borrowed");
+    for i in (0..keys).step_by(61) {
         let got = db.get(&ReadOptions::new(), format!("key{i:06}").as_bytes()).unwrap();
         assert_eq!(got.as_deref(), Some(&value[..]), "key {i}");
     }

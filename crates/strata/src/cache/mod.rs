@@ -1,9 +1,14 @@
 //! A sharded CLOCK cache bounded by total charge in bytes, used for uncompressed data blocks.
 //! Each shard is a hash map plus a clock ring behind its own short mutex: a hit takes one shard
 //! lock, sets a reference bit and clones an `Arc`. It owns no IO and knows nothing of block formats.
+//!
+//! Capacity the cache does not use can be lent out (`try_reserve` / `release`): memory held
+//! elsewhere on the cache's budget (unflushed memtables) that the cache then keeps clear of.
+//! A reservation only takes what is free; it never evicts a cached entry to make room.
 
 use std::collections::HashMap;
 use std::hash::BuildHasher;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use parking_lot::Mutex;
 
@@ -37,7 +42,10 @@ impl<V: Clone> Shard<V> {
         Some(slot.value.clone())
     }
 
-    fn insert(&mut self, key: CacheKey, value: V, charge: usize) {
+    /// Inserts or replaces an entry, then evicts until the shard's usage fits `capacity` (its
+    /// share of the cache's capacity less what is lent out).
+    fn insert(&mut self, key: CacheKey, value: V, charge: usize, capacity: usize) {
+        self.capacity = capacity;
         if let Some(&idx) = self.map.get(&key) {
             if let Some(Some(slot)) = self.ring.get_mut(idx) {
                 self.usage = self.usage - slot.charge + charge;
@@ -110,6 +118,12 @@ pub struct ShardedCache<V> {
     shards: Vec<Mutex<Shard<V>>>,
     hasher: std::collections::hash_map::RandomState,
     capacity: usize,
+    /// Bytes of `capacity` lent out by `try_reserve`: entries are evicted to keep the sum of
+    /// charges within `capacity - reserved`.
+    reserved: AtomicUsize,
+    /// The shards' total charge, kept beside them so that a reservation is judged without
+    /// locking every shard.
+    usage: AtomicUsize,
 }
 
 impl<V: Clone> ShardedCache<V> {
@@ -128,7 +142,18 @@ impl<V: Clone> ShardedCache<V> {
                 })
             })
             .collect();
-        Self { shards, hasher: Default::default(), capacity }
+        Self {
+            shards,
+            hasher: Default::default(),
+            capacity,
+            reserved: AtomicUsize::new(0),
+            usage: AtomicUsize::new(0),
+        }
+    }
+
+    /// One shard's share of the capacity not lent out.
+    fn shard_capacity(&self) -> usize {
+        self.capacity.saturating_sub(self.reserved.load(Ordering::Relaxed)) / SHARDS
     }
 
     fn shard(&self, key: &CacheKey) -> &Mutex<Shard<V>> {
@@ -149,19 +174,68 @@ impl<V: Clone> ShardedCache<V> {
         if self.capacity == 0 {
             return;
         }
-        self.shard(&key).lock().insert(key, value, charge);
+        let capacity = self.shard_capacity();
+        let mut shard = self.shard(&key).lock();
+        let before = shard.usage;
+        shard.insert(key, value, charge, capacity);
+        self.account(before, shard.usage);
     }
 
     /// Drops every entry of a file (called when the file is deleted).
     pub fn erase_file(&self, file: u64) {
         for s in &self.shards {
-            s.lock().erase_file(file);
+            let mut shard = s.lock();
+            let before = shard.usage;
+            shard.erase_file(file);
+            self.account(before, shard.usage);
+        }
+    }
+
+    /// Carries one shard's change of usage into the total; called with that shard locked.
+    fn account(&self, before: usize, after: usize) {
+        if after >= before {
+            self.usage.fetch_add(after - before, Ordering::Relaxed);
+        } else {
+            self.usage.fetch_sub(before - after, Ordering::Relaxed);
         }
     }
 
     /// Total charge currently held.
     pub fn usage(&self) -> usize {
-        self.shards.iter().map(|s| s.lock().usage).sum()
+        self.usage.load(Ordering::Relaxed)
+    }
+
+    /// Bytes currently lent out by [`try_reserve`](Self::try_reserve).
+    pub fn reserved(&self) -> usize {
+        self.reserved.load(Ordering::Relaxed)
+    }
+
+    /// Whether [`try_reserve`](Self::try_reserve) of `bytes` would succeed now.
+    pub fn can_reserve(&self, bytes: usize, max_reserved: usize) -> bool {
+        self.fits(self.reserved.load(Ordering::Relaxed), bytes, max_reserved)
+    }
+
+    /// Lends `bytes` of capacity that no entry uses, keeping the total lent at most
+    /// `max_reserved`; returns false (lending nothing) if either does not fit. The cache then
+    /// holds at most `capacity - reserved` until [`release`](Self::release). Never evicts.
+    pub fn try_reserve(&self, bytes: usize, max_reserved: usize) -> bool {
+        self.reserved
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |r| {
+                self.fits(r, bytes, max_reserved).then_some(r + bytes)
+            })
+            .is_ok()
+    }
+
+    /// Returns `bytes` lent by [`try_reserve`](Self::try_reserve) to the cache.
+    pub fn release(&self, bytes: usize) {
+        let _ = self
+            .reserved
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |r| Some(r.saturating_sub(bytes)));
+    }
+
+    fn fits(&self, reserved: usize, bytes: usize, max_reserved: usize) -> bool {
+        let lent = reserved.saturating_add(bytes);
+        lent <= max_reserved && self.usage().saturating_add(lent) <= self.capacity
     }
 
     /// The configured capacity in bytes.
@@ -199,6 +273,51 @@ mod tests {
         c.erase_file(1);
         assert_eq!(c.get(&(1, 0)), None);
         assert_eq!(c.get(&(2, 0)), Some(2));
+    }
+
+    #[test]
+    fn a_reservation_takes_only_free_capacity_and_keeps_the_cache_clear_of_it() {
+        let c: ShardedCache<u64> = ShardedCache::new(SHARDS * 1000);
+        for i in 0..(SHARDS as u64 * 5) {
+            c.insert((1, i), i, 100);
+        }
+        let used = c.usage();
+        assert!(used > 0 && used <= SHARDS * 1000);
+        // More than is free, or more than the cap, is refused and lends nothing.
+        assert!(!c.try_reserve(SHARDS * 1000 - used + 1, usize::MAX));
+        assert!(!c.try_reserve(100, 99));
+        assert_eq!(c.reserved(), 0);
+        let lend = (SHARDS * 1000 - used) / 2;
+        assert!(c.can_reserve(lend, lend));
+        assert!(c.try_reserve(lend, lend));
+        assert!(!c.can_reserve(1, lend), "the cap counts what is already lent");
+        assert_eq!(c.usage(), used, "reserving evicts nothing");
+        // Filling the cache now keeps usage within what is not lent.
+        for i in 0..(SHARDS as u64 * 50) {
+            c.insert((2, i), i, 100);
+        }
+        assert!(c.usage() + c.reserved() <= SHARDS * 1000, "{} + {}", c.usage(), c.reserved());
+        c.release(lend);
+        assert_eq!(c.reserved(), 0);
+        c.release(lend);
+        assert_eq!(c.reserved(), 0, "releasing more than lent saturates");
+        for i in 0..(SHARDS as u64 * 50) {
+            c.insert((3, i), i, 100);
+        }
+        assert!(c.usage() > SHARDS * 1000 - lend, "released capacity is used again");
+    }
+
+    #[test]
+    fn the_usage_total_follows_inserts_replacements_and_erasures() {
+        let c: ShardedCache<u64> = ShardedCache::new(1 << 20);
+        c.insert((1, 0), 1, 10);
+        c.insert((1, 1), 1, 30);
+        c.insert((2, 0), 2, 5);
+        assert_eq!(c.usage(), 45);
+        c.insert((1, 1), 1, 20);
+        assert_eq!(c.usage(), 35);
+        c.erase_file(1);
+        assert_eq!(c.usage(), 5);
     }
 
     #[test]

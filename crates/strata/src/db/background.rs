@@ -298,6 +298,8 @@ impl DbInner {
         self.stats.flushes.fetch_add(1, Ordering::Relaxed);
         self.install(edit, |bg, sv, version| {
             bg.imm_queue.pop_front();
+            // Before writers waiting for a slot are woken.
+            self.memtable_budget.remove_memtable();
             let imm = sv.imm.iter().filter(|m| !Arc::ptr_eq(m, &mem)).cloned().collect();
             SuperVersion { mem: Arc::clone(&sv.mem), imm, version }
         })?;
@@ -592,6 +594,8 @@ impl DbInner {
                 return Err(e);
             }
             if !leader.mem.is_empty() {
+                // A flush asked for switches even with every memtable slot taken.
+                self.memtable_budget.add_memtable(true);
                 self.switch_memtable(&mut leader)?;
             }
         }

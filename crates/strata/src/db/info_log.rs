@@ -355,7 +355,7 @@ impl DbInner {
     pub(crate) fn stall_reason(&self, sv: &SuperVersion, stopped: bool) -> StallReason {
         let o = &self.opts;
         let l0 = sv.version.files[0].len();
-        let memtables_full = sv.imm.len() + 1 >= o.max_write_buffer_number;
+        let memtables_full = !self.memtable_budget.has_room();
         let below_slowdown = l0 < o.level0_slowdown_trigger
             && sv
                 .version
@@ -401,9 +401,11 @@ impl DbInner {
                 crate::compaction::picker::pending_compaction_bytes(&sv.version, o)
             ),
             StallReason::Memtables => format!(
-                "we have {} immutable memtables (waiting for flush), max_write_buffer_number is set to {}",
+                "we have {} immutable memtables (waiting for flush), max_write_buffer_number is set to {} \
+                 and {} more borrow block-cache capacity",
                 sv.imm.len(),
-                o.max_write_buffer_number
+                o.max_write_buffer_number,
+                self.memtable_budget.borrowed_slots()
             ),
         };
         tracing::warn!(target: "strata", reason = reason.name(), stopped, micros, "{verb} writes because {detail}");

@@ -28,6 +28,7 @@ mod db_iter;
 pub mod filenames;
 mod info_log;
 mod iter_pool;
+mod memtable_budget;
 mod open;
 mod options_file;
 mod properties;
@@ -103,6 +104,9 @@ pub(crate) struct DbInner {
     /// Memtable bytes per second the last flush drained (0 before the first flush): the write
     /// rate memtable pressure slows writers towards.
     pub flush_rate: AtomicU64,
+    /// How many memtables may be unflushed at once, with the block-cache capacity the extra
+    /// ones borrow.
+    pub(crate) memtable_budget: memtable_budget::MemtableBudget,
     /// Short write delays spin instead of sleeping (more than one CPU; `write::SPIN_LIMIT`).
     pub spin_waits: bool,
     /// Opened with `Db::open_read_only`: writes and maintenance are refused.
@@ -543,7 +547,9 @@ impl Db {
 
     /// A named property: `strata.stats`, `strata.levelstats`, `strata.num-files-at-level<N>`,
     /// `strata.estimate-pending-compaction-bytes`, `strata.block-cache-usage`,
-    /// `strata.total-sst-files-size`, `strata.total-blob-file-size`, `strata.background-error`,
+    /// `strata.num-immutable-mem-table` (memtables waiting for flush),
+    /// `strata.memtable-borrowed-bytes` (block-cache capacity they borrow, see
+    /// [`Options::write_buffer_borrow_percent`]), `strata.total-sst-files-size`, `strata.total-blob-file-size`, `strata.background-error`,
     /// `strata.num-snapshots`, `strata.histograms` (latency percentiles) and `strata.prometheus`
     /// (counters, gauges and histograms in the Prometheus text exposition format). The `rocksdb.`
     /// prefix is accepted too. Returns `None` for an unknown name.

@@ -14,6 +14,7 @@ use parking_lot::{Condvar, Mutex};
 
 use super::background::BgState;
 use super::filenames::{self, FileKind};
+use super::memtable_budget::MemtableBudget;
 use super::properties::Stats;
 use super::table_cache::TableCache;
 use super::write::{LeaderState, WriteQueue};
@@ -144,6 +145,7 @@ fn build_inner(
     let last_seq = versions.last_sequence();
     let spin_waits = std::thread::available_parallelism().is_ok_and(|n| n.get() > 1);
     let write_spin = if spin_waits { u64::from(opts.write_spin_micros) } else { 0 };
+    let memtable_budget = MemtableBudget::new(&opts, block_cache.clone());
     DbInner {
         dir: path.to_path_buf(),
         table_cache: TableCache::new(
@@ -173,6 +175,7 @@ fn build_inner(
         slot_hint: SharedSlotHint::default(),
         unpersisted_writes: AtomicBool::new(false),
         flush_rate: AtomicU64::new(0),
+        memtable_budget,
         spin_waits,
         read_only,
         fs,

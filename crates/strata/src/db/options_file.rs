@@ -44,6 +44,7 @@ fn db_fields(opts: &Options) -> Vec<(&'static str, String)> {
         ("soft_pending_compaction_bytes", opts.soft_pending_compaction_bytes.to_string()),
         ("hard_pending_compaction_bytes", opts.hard_pending_compaction_bytes.to_string()),
         ("cache_size", opts.cache_size.to_string()),
+        ("write_buffer_borrow_percent", opts.write_buffer_borrow_percent.to_string()),
         ("info_log", opts.info_log.to_string()),
         ("max_log_file_size", opts.max_log_file_size.to_string()),
         ("keep_log_file_num", opts.keep_log_file_num.to_string()),
@@ -233,6 +234,7 @@ fn set_option(o: &mut Options, key: &str, v: &str) -> std::result::Result<(), St
         "soft_pending_compaction_bytes" => o.soft_pending_compaction_bytes = parse_u64(v)?,
         "hard_pending_compaction_bytes" => o.hard_pending_compaction_bytes = parse_u64(v)?,
         "cache_size" => o.cache_size = parse_usize(v)?,
+        "write_buffer_borrow_percent" => o.write_buffer_borrow_percent = parse_u32(v)?,
         "info_log" => o.info_log = parse_bool(v)?,
         "max_log_file_size" => o.max_log_file_size = parse_u64(v)?,
         "keep_log_file_num" => o.keep_log_file_num = parse_usize(v)?,
@@ -573,6 +575,7 @@ mod tests {
     fn an_option_string_sets_every_option_the_file_has() {
         let tuned = Options {
             cache_size: 3 << 20,
+            write_buffer_borrow_percent: 25,
             compaction_sched_idle: true,
             use_mmap_reads: false,
             sync_gather_micros: 7,

@@ -168,6 +168,10 @@ impl DbInner {
                 Some(picker::pending_compaction_bytes(&v, &self.opts).to_string())
             }
             "block-cache-usage" => Some(self.table_cache.block_cache().map_or(0, |c| c.usage()).to_string()),
+            "num-immutable-mem-table" => Some((self.memtable_budget.memtables() - 1).to_string()),
+            "memtable-borrowed-bytes" => {
+                Some(self.table_cache.block_cache().map_or(0, |c| c.reserved()).to_string())
+            }
             "total-sst-files-size" => {
                 Some((0..NUM_LEVELS).map(|l| v.level_bytes(l)).sum::<u64>().to_string())
             }
@@ -251,7 +255,7 @@ impl DbInner {
         for level in 0..NUM_LEVELS {
             let _ = writeln!(s, "{name}{{level=\"{level}\"}} {}", v.level_bytes(level));
         }
-        let gauges: [(&str, &str, u64); 5] = [
+        let gauges: [(&str, &str, u64); 6] = [
             (
                 "strata_blob_files_bytes",
                 "Bytes of live blob files.",
@@ -266,6 +270,11 @@ impl DbInner {
                 "strata_block_cache_usage_bytes",
                 "Bytes held by the block cache.",
                 self.table_cache.block_cache().map_or(0, |c| c.usage() as u64),
+            ),
+            (
+                "strata_memtable_borrowed_bytes",
+                "Block-cache capacity lent to memtables waiting for flush.",
+                self.table_cache.block_cache().map_or(0, |c| c.reserved() as u64),
             ),
             ("strata_num_snapshots", "Live snapshots.", self.snapshots.sequences().len() as u64),
             (
