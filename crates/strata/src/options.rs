@@ -136,7 +136,7 @@ pub struct Options {
     /// last spare one fills and wait for a flush when all are full.
     pub max_write_buffer_number: usize,
     /// Share of the block cache's capacity, in percent, that memtables waiting for flush may
-    /// borrow beyond `max_write_buffer_number` while the cache leaves it unused (default 50;
+    /// borrow beyond `max_write_buffer_number` while the cache leaves it unused (default 25;
     /// 0 turns borrowing off). A borrowed memtable never evicts a cached block, and the cache
     /// keeps clear of what is lent until a flush returns it, so memory stays within
     /// `cache_size + max_write_buffer_number * write_buffer_size`. More memtables let a burst
@@ -264,7 +264,7 @@ impl Default for Options {
             error_if_exists: false,
             write_buffer_size: 64 << 20,
             max_write_buffer_number: 3,
-            write_buffer_borrow_percent: 50,
+            write_buffer_borrow_percent: 25,
             block_size: 4096,
             block_restart_interval: 8,
             bloom_bits_per_key: 10,
