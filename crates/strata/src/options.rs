@@ -141,7 +141,7 @@ pub struct Options {
     /// keeps clear of what is lent until a flush returns it, so memory stays within
     /// `cache_size + max_write_buffer_number * write_buffer_size`. More memtables let a burst
     /// of writes run at memtable speed while flush catches up; a point read that misses them
-    /// checks each one.
+    /// checks each one, so at most `2 * max_write_buffer_number` memtables are borrowed.
     pub write_buffer_borrow_percent: u32,
     /// Target size of an SST data block before compression (default 4 KiB).
     pub block_size: usize,

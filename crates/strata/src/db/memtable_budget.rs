@@ -11,6 +11,9 @@
 //! cache (`WriteBufferManager` with `cost_to_cache`). A bulk load into a database whose cache is
 //! still empty would otherwise stop on a few memtables while the memory the user granted to the
 //! cache sits idle. Memory stays within `cache_size + max_write_buffer_number * write_buffer_size`.
+//!
+//! Its lock is a leaf: taken by the write leader (holding `leader`) and by a finishing flush
+//! (holding `bg`), and never held while taking another.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -19,6 +22,11 @@ use parking_lot::Mutex;
 
 use crate::options::Options;
 use crate::sst::BlockCache;
+
+/// At most this many borrowed memtables per own slot, whatever the cache could lend: a point
+/// read that misses the memtables probes every one, so a small `write_buffer_size` beside a
+/// large cache must not queue hundreds of them.
+const BORROWED_PER_OWN_SLOT: usize = 2;
 
 /// The memtable count and its cache reservation (see the module doc).
 pub(crate) struct MemtableBudget {
@@ -29,6 +37,8 @@ pub(crate) struct MemtableBudget {
     own_slots: usize,
     /// The most the memtables may borrow from the cache, in bytes.
     max_borrowed: usize,
+    /// The most memtable slots they may borrow.
+    max_borrowed_slots: usize,
     /// Changes to the count and the reservation, made together.
     state: Mutex<Held>,
     /// Copies of `state`'s fields for the write path's lock-free checks.
@@ -55,6 +65,7 @@ impl MemtableBudget {
             slot_bytes: opts.write_buffer_size,
             own_slots: opts.max_write_buffer_number,
             max_borrowed,
+            max_borrowed_slots: BORROWED_PER_OWN_SLOT * opts.max_write_buffer_number,
             state: Mutex::new(Held { memtables: 1, borrowed_slots: 0 }),
             memtables: AtomicUsize::new(1),
             borrowed_slots: AtomicUsize::new(0),
@@ -74,7 +85,7 @@ impl MemtableBudget {
     pub fn add_memtable(&self, force: bool) -> bool {
         let mut held = self.state.lock();
         let wanted = held.memtables + 1;
-        if wanted > self.own_slots + held.borrowed_slots && self.borrow_slot() {
+        if wanted > self.own_slots + held.borrowed_slots && self.borrow_slot(&held) {
             held.borrowed_slots += 1;
         }
         if wanted > self.own_slots + held.borrowed_slots && !force {
@@ -111,11 +122,14 @@ impl MemtableBudget {
     }
 
     fn could_borrow(&self) -> bool {
-        self.cache.as_ref().is_some_and(|c| c.can_reserve(self.slot_bytes, self.max_borrowed))
+        self.borrowed_slots.load(Ordering::Relaxed) < self.max_borrowed_slots
+            && self.cache.as_ref().is_some_and(|c| c.can_reserve(self.slot_bytes, self.max_borrowed))
     }
 
-    fn borrow_slot(&self) -> bool {
-        self.cache.as_ref().is_some_and(|c| c.try_reserve(self.slot_bytes, self.max_borrowed))
+    /// Reserves one more slot; called with `state` locked, `held` its current value.
+    fn borrow_slot(&self, held: &Held) -> bool {
+        held.borrowed_slots < self.max_borrowed_slots
+            && self.cache.as_ref().is_some_and(|c| c.try_reserve(self.slot_bytes, self.max_borrowed))
     }
 
     fn publish(&self, held: Held) {
@@ -219,6 +233,18 @@ mod tests {
         );
         b.remove_memtable();
         assert_eq!((b.borrowed_slots(), cache.reserved()), (0, 0));
+    }
+
+    #[test]
+    fn borrowed_slots_are_capped_at_twice_the_own_ones() {
+        let (b, cache) = budget(64 * MIB, 100);
+        for _ in 0..(3 + 6 - 1) {
+            assert!(b.add_memtable(false));
+        }
+        assert_eq!(b.borrowed_slots(), 6);
+        assert!(!b.has_room(), "the cache could lend 58 MiB more, but 6 memtables is the cap");
+        assert!(!b.add_memtable(false));
+        assert_eq!(cache.reserved(), 6 * MIB);
     }
 
     #[test]
