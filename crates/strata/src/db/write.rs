@@ -475,9 +475,10 @@ impl DbInner {
     }
 
     /// 0 while switching the mutable memtable would leave writes room; once no slot is left for
-    /// another memtable (of the budget's own, or one the block cache could lend), rising from 0 to 1 as the mutable one fills from half to full. Writes
-    /// then slow down instead of running into a stop that lasts a whole flush (tens to hundreds
-    /// of ms on two cores, where the writer also takes CPU from that flush). RocksDB delays
+    /// another memtable (of the budget's own, or one the block cache could lend), rising from 0
+    /// to 1 as the mutable one fills from half to full. Writes then slow down instead of running
+    /// into a stop that lasts a whole flush (tens to hundreds of ms on two cores, where the
+    /// writer also takes CPU from that flush). RocksDB delays
     /// writes at `max_write_buffer_number - 1` unflushed memtables for the same reason.
     /// Measured, 30 s fillrandom of 800 B values, 3 alternating rounds (2026-11-23): without it
     /// 355k ops/s median, slowest write 33-106 ms; ramping from empty 338k, 8-42 ms; ramping
