@@ -66,6 +66,34 @@ impl FileSystem for GatedFs {
     }
 }
 
+/// A thread putting `key000000` .. `keys` with `value`, unlogged.
+fn spawn_writer(db: &Arc<Db>, value: &[u8], keys: u32) -> std::thread::JoinHandle<()> {
+    let (db, value) = (Arc::clone(db), value.to_vec());
+    std::thread::spawn(move || {
+        let wo = WriteOptions { sync: false, disable_wal: true };
+        for i in 0..keys {
+            db.put(&wo, format!("key{i:06}").as_bytes(), &value).unwrap();
+        }
+    })
+}
+
+/// Polls `stopped` until it holds; fails the test after 30 s.
+fn wait_for_memtable_stop(stopped: impl Fn() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !stopped() {
+        assert!(Instant::now() < deadline, "no memtable stop within 30 s");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// Every `step`-th of the writer's keys reads back as `value`.
+fn assert_keys_read_back(db: &Db, keys: u32, step: usize, value: &[u8]) {
+    for i in (0..keys).step_by(step) {
+        let got = db.get(&ReadOptions::new(), format!("key{i:06}").as_bytes()).unwrap();
+        assert_eq!(got.as_deref(), Some(value), "key {i}");
+    }
+}
+
 #[test]
 fn writes_slow_down_while_the_last_spare_memtable_fills_and_stop_only_when_it_is_full() {
     let dir = tempfile::tempdir().unwrap();
@@ -80,31 +108,18 @@ fn writes_slow_down_while_the_last_spare_memtable_fills_and_stop_only_when_it_is
     let db = Arc::new(Db::open(dir.path(), opts).unwrap());
     let value = vec![7u8; 1000];
     let keys = 1500u32; // ~1.5 MB: fills the first memtable, then the last spare one, then more
-    let writer = {
-        let (db, value) = (Arc::clone(&db), value.clone());
-        std::thread::spawn(move || {
-            let wo = WriteOptions { sync: false, disable_wal: true };
-            for i in 0..keys {
-                db.put(&wo, format!("key{i:06}").as_bytes(), &value).unwrap();
-            }
-        })
-    };
+    let writer = spawn_writer(&db, &value, keys);
     // The first flush cannot finish, so the second memtable is the last spare one: writes into
     // it are slowed down (not stopped) until it is full, and only then stopped.
-    let deadline = Instant::now() + Duration::from_secs(30);
     let stats = db.stats();
-    while stats.stall_memtables_micros.load(Relaxed) == 0 || stats.stop_micros.load(Relaxed) == 0 {
-        assert!(Instant::now() < deadline, "no memtable stop within 30 s");
-        std::thread::sleep(Duration::from_millis(5));
-    }
+    wait_for_memtable_stop(|| {
+        stats.stall_memtables_micros.load(Relaxed) > 0 && stats.stop_micros.load(Relaxed) > 0
+    });
     let slowed = stats.slowdown_micros.load(Relaxed);
     assert!(slowed > 0, "writes ran into the memtable stop without slowing down first");
     fs.release();
     writer.join().unwrap();
-    for i in (0..keys).step_by(97) {
-        let got = db.get(&ReadOptions::new(), format!("key{i:06}").as_bytes()).unwrap();
-        assert_eq!(got.as_deref(), Some(&value[..]), "key {i}");
-    }
+    assert_keys_read_back(&db, keys, 97, &value);
 }
 
 fn property(db: &Db, name: &str) -> u64 {
@@ -126,21 +141,9 @@ fn extra_memtables_borrow_free_cache_capacity_until_it_runs_out_and_give_it_back
     let db = Arc::new(Db::open(dir.path(), opts).unwrap());
     let value = vec![9u8; 1000];
     let keys = 3000u32; // ~3 MB: more than the 6 memtables hold
-    let writer = {
-        let (db, value) = (Arc::clone(&db), value.clone());
-        std::thread::spawn(move || {
-            let wo = WriteOptions { sync: false, disable_wal: true };
-            for i in 0..keys {
-                db.put(&wo, format!("key{i:06}").as_bytes(), &value).unwrap();
-            }
-        })
-    };
-    let deadline = Instant::now() + Duration::from_secs(30);
+    let writer = spawn_writer(&db, &value, keys);
     let stats = db.stats();
-    while stats.stop_micros.load(Relaxed) == 0 {
-        assert!(Instant::now() < deadline, "no memtable stop within 30 s");
-        std::thread::sleep(Duration::from_millis(5));
-    }
+    wait_for_memtable_stop(|| stats.stop_micros.load(Relaxed) > 0);
     // The stop came only once the own slots and every borrowable one were taken, after a
     // slowdown through the last of them.
     assert_eq!(property(&db, "strata.num-immutable-mem-table"), 5);
@@ -151,8 +154,5 @@ fn extra_memtables_borrow_free_cache_capacity_until_it_runs_out_and_give_it_back
     db.flush().unwrap();
     assert_eq!(property(&db, "strata.num-immutable-mem-table"), 0);
     assert_eq!(property(&db, "strata.memtable-borrowed-bytes"), 0, "flushes return what was borrowed");
-    for i in (0..keys).step_by(61) {
-        let got = db.get(&ReadOptions::new(), format!("key{i:06}").as_bytes()).unwrap();
-        assert_eq!(got.as_deref(), Some(&value[..]), "key {i}");
-    }
+    assert_keys_read_back(&db, keys, 61, &value);
 }

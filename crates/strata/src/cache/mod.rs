@@ -31,7 +31,6 @@ struct Shard<V> {
     free: Vec<usize>,
     hand: usize,
     usage: usize,
-    capacity: usize,
 }
 
 impl<V: Clone> Shard<V> {
@@ -45,7 +44,6 @@ impl<V: Clone> Shard<V> {
     /// Inserts or replaces an entry, then evicts until the shard's usage fits `capacity` (its
     /// share of the cache's capacity less what is lent out).
     fn insert(&mut self, key: CacheKey, value: V, charge: usize, capacity: usize) {
-        self.capacity = capacity;
         if let Some(&idx) = self.map.get(&key) {
             if let Some(Some(slot)) = self.ring.get_mut(idx) {
                 self.usage = self.usage - slot.charge + charge;
@@ -54,7 +52,7 @@ impl<V: Clone> Shard<V> {
                 slot.referenced = true;
             }
         } else {
-            self.evict_for(charge);
+            self.evict_for(charge, capacity);
             let slot = Slot { key, value, charge, referenced: false };
             let idx = match self.free.pop() {
                 Some(i) => {
@@ -69,13 +67,13 @@ impl<V: Clone> Shard<V> {
             self.map.insert(key, idx);
             self.usage += charge;
         }
-        self.evict_for(0);
+        self.evict_for(0, capacity);
     }
 
-    /// Sweeps the clock hand until `extra` more bytes fit (or the shard is empty).
-    fn evict_for(&mut self, extra: usize) {
+    /// Sweeps the clock hand until `extra` more bytes fit in `capacity` (or the shard is empty).
+    fn evict_for(&mut self, extra: usize, capacity: usize) {
         let mut sweeps = 0usize;
-        while self.usage + extra > self.capacity && !self.map.is_empty() && sweeps < 3 * self.ring.len() {
+        while self.usage + extra > capacity && !self.map.is_empty() && sweeps < 3 * self.ring.len() {
             sweeps += 1;
             if self.hand >= self.ring.len() {
                 self.hand = 0;
@@ -129,7 +127,6 @@ pub struct ShardedCache<V> {
 impl<V: Clone> ShardedCache<V> {
     /// A cache holding at most `capacity` bytes of charge (0 disables caching).
     pub fn new(capacity: usize) -> Self {
-        let per_shard = capacity / SHARDS;
         let shards = (0..SHARDS)
             .map(|_| {
                 Mutex::new(Shard {
@@ -138,7 +135,6 @@ impl<V: Clone> ShardedCache<V> {
                     free: Vec::new(),
                     hand: 0,
                     usage: 0,
-                    capacity: per_shard,
                 })
             })
             .collect();
