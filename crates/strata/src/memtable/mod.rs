@@ -98,6 +98,13 @@ impl MemTable {
     /// `lookup`'s user key, `f` may not be called at all: callers stop at another user key
     /// anyway. Allocation-free; a key whose newest version is visible costs no search.
     pub fn get(&self, lookup: &[u8], f: &mut dyn FnMut(&[u8], &[u8]) -> bool) {
+        // An empty memtable (every read of a database that is not being written) must not pay
+        // the hash index's probe: a random slot of a table sized for a full memtable is a cache
+        // and TLB miss. A reader whose sequence covers an entry sees the count that `add` stored
+        // before the write was published, so this cannot hide a visible entry.
+        if self.is_empty() {
+            return;
+        }
         let mut node = self.list.seek_versions(lookup);
         while let Some(n) = node {
             let (k, v) = self.list.entry(n);

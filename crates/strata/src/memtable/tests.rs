@@ -47,6 +47,24 @@ fn versions_of_a_key_come_out_newest_first() {
 }
 
 #[test]
+fn get_on_an_empty_memtable_visits_nothing_and_finds_the_first_entry_once_added() {
+    let mem = MemTable::new();
+    let mut calls = 0;
+    mem.get(&seek_key(b"k", MAX_SEQ), &mut |_, _| {
+        calls += 1;
+        true
+    });
+    assert_eq!(calls, 0);
+    mem.add(1, ValueKind::Put, b"k", b"v");
+    let mut seen = Vec::new();
+    mem.get(&seek_key(b"k", MAX_SEQ), &mut |ikey, value| {
+        seen.push((parsed(ikey), value.to_vec()));
+        false
+    });
+    assert_eq!(seen, vec![((b"k".to_vec(), 1, ValueKind::Put), b"v".to_vec())]);
+}
+
+#[test]
 fn get_walks_versions_from_the_snapshot_until_told_to_stop() {
     let mem = MemTable::new();
     for (seq, kind, v) in [(1, ValueKind::Put, "v1"), (3, ValueKind::Merge, "m3"), (5, ValueKind::Delete, "")]
