@@ -32,7 +32,7 @@ mod slot_hint;
 mod zeroed;
 
 use std::fmt;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
 use crate::iter::InternalIterator;
@@ -45,11 +45,19 @@ pub use slot_hint::{SharedSlotHint, SlotHint};
 #[repr(align(128))]
 pub struct MemTable {
     list: EntryList,
+    /// Whether anything was added: `entries > 0`, kept apart because every point read checks
+    /// it, and `entries` shares its cache line with the counters `add` writes on every insert.
+    has_entries: WrittenOnce,
     entries: AtomicU64,
     deletes: AtomicU64,
     first_seq: AtomicU64,
     largest_seq: AtomicU64,
 }
+
+/// A flag on a cache line of its own, written once and then only read: readers keep their copy
+/// of the line while the writer updates its neighbours.
+#[repr(align(64))]
+struct WrittenOnce(AtomicBool);
 
 impl MemTable {
     /// An empty memtable.
@@ -62,6 +70,7 @@ impl MemTable {
     pub fn with_expected_keys(keys: usize) -> MemTable {
         MemTable {
             list: EntryList::with_expected_keys(keys),
+            has_entries: WrittenOnce(AtomicBool::new(false)),
             entries: AtomicU64::new(0),
             deletes: AtomicU64::new(0),
             first_seq: AtomicU64::new(0),
@@ -80,6 +89,9 @@ impl MemTable {
         // Load + store rather than read-modify-write: there is a single writer, and readers
         // only need approximate, eventually exact values.
         let n = self.entries.load(Ordering::Relaxed);
+        if n == 0 {
+            self.has_entries.0.store(true, Ordering::Relaxed);
+        }
         if n == 0 || seq < self.first_seq.load(Ordering::Relaxed) {
             self.first_seq.store(seq, Ordering::Relaxed);
         }
@@ -100,8 +112,8 @@ impl MemTable {
     pub fn get(&self, lookup: &[u8], f: &mut dyn FnMut(&[u8], &[u8]) -> bool) {
         // An empty memtable (every read of a database that is not being written) must not pay
         // the hash index's probe: a random slot of a table sized for a full memtable is a cache
-        // and TLB miss. A reader whose sequence covers an entry sees the count that `add` stored
-        // before the write was published, so this cannot hide a visible entry.
+        // and TLB miss. A reader whose sequence covers an entry sees the flag `add` set before
+        // the write was published, so this cannot hide a visible entry.
         if self.is_empty() {
             return;
         }
@@ -148,7 +160,7 @@ impl MemTable {
 
     /// True when nothing has been added.
     pub fn is_empty(&self) -> bool {
-        self.num_entries() == 0
+        !self.has_entries.0.load(Ordering::Relaxed)
     }
 
     /// The smallest sequence number added, or 0 when empty.
