@@ -233,7 +233,9 @@ run() {
   echo
   echo "# strata bench compare vs peers, $(date -u +%Y-%m-%dT%H:%MZ), rounds=$rounds, engines=$engines, passes=$passes, scale=$scale"
   echo
-  echo "strata $(git -C "$here" rev-parse --short HEAD 2>/dev/null || echo '?'); $(nproc) cores;" \
+  # The commit the binary was built from (its build.rs), not the checkout's HEAD: STRATA= may
+  # point at a binary built earlier.
+  echo "$("$strata" --version 2>/dev/null || echo 'strata ?'), checkout at $(git -C "$here" rev-parse --short HEAD 2>/dev/null || echo '?'); $(nproc) cores;" \
     "$(free -g | awk '/^Mem:/ {print $2 " GiB"}'); kernel $(uname -r);" \
     "$(dpkg-query -W -f='${Package} ${Version}; ' rocksdb-tools libleveldb1d libwiredtiger0 liblmdb0 2>/dev/null)"
 } >>"$out"

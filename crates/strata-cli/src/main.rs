@@ -22,10 +22,13 @@ JSON object per line; bytes go in a field `key`/`value` (text) or `key_hex`/`val
 Exit codes: 0 ok, 1 key not found (get), 2 error or damage found (check, sst-dump --verify).
 See docs/cli.md.";
 
+/// `strata --version`: the crate's version and the commit it was built from (build.rs).
+const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (commit ", env!("STRATA_GIT_COMMIT"), ")");
+
 #[derive(Parser)]
 #[command(
     name = "strata",
-    version,
+    version = VERSION,
     about = "Tools for strata, an embedded LSM key-value engine",
     after_help = AFTER_HELP
 )]

@@ -305,3 +305,26 @@ fn commands_use_the_options_the_database_was_opened_with() {
     let got = ok(&["get", &flag, "--hex", "0x68697473"]);
     assert!(got.contains("0300000000000000"), "{got}");
 }
+
+/// `strata --version` names the commit the binary was built from (build.rs), which is what
+/// `scripts/bench-vs-peers.sh` writes into each run's header.
+#[test]
+fn version_names_the_commit_it_was_built_from() {
+    let out = ok(&["--version"]);
+    let commit = out
+        .trim()
+        .strip_prefix(concat!("strata ", env!("CARGO_PKG_VERSION"), " (commit "))
+        .and_then(|rest| rest.strip_suffix(')'))
+        .unwrap_or_else(|| panic!("unexpected --version output: {out:?}"));
+    let head = Command::new("git")
+        .args(["rev-parse", "--short=7", "HEAD"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned());
+    match head {
+        Some(head) if std::env::var_os("STRATA_GIT_COMMIT").is_none() => assert_eq!(commit, head),
+        _ => assert!(!commit.is_empty(), "{out:?}"),
+    }
+}

@@ -372,8 +372,9 @@ pub fn environment() -> String {
     };
     let cpus = cpuinfo.lines().filter(|l| l.starts_with("processor")).count();
     format!(
-        "strata:     version {}\nDate:       {}\nCPU:        {cpus} * {}\nCPUCache:   {}\n",
+        "strata:     version {} (commit {})\nDate:       {}\nCPU:        {cpus} * {}\nCPUCache:   {}\n",
         env!("CARGO_PKG_VERSION"),
+        env!("STRATA_GIT_COMMIT"),
         format_ctime(SystemTime::now()),
         field("model name"),
         field("cache size")
