@@ -50,6 +50,7 @@ use crate::error::{Error, Result};
 use crate::fs::WritableFile;
 use crate::memtable::MemTable;
 use crate::options::WriteOptions;
+use crate::util::sleep::SleepTimer;
 use crate::util::spin::AdaptiveSpin;
 use crate::wal::LogWriter;
 use crate::wal_header::WalHeader;
@@ -73,15 +74,17 @@ const MAX_DELAYED_RATE: f64 = 64.0 * 1024.0 * 1024.0;
 const MIN_DELAYED_RATE: f64 = 1024.0 * 1024.0;
 
 /// A delayed write that owes less than this waits it out spinning on its CPU instead of
-/// sleeping: a sleep on this project's machine takes ~250 us however short it is asked to be
-/// (timer slack and wake-up latency), so sleeping in slices made every slowed-down workload's
+/// sleeping: a plain sleep on this project's machine took ~250 us however short it was asked to
+/// be (timer slack and wake-up latency), so sleeping in slices made every slowed-down workload's
 /// P99.99 ~250 us, while a slowdown asks for ~1-12 us per 800-byte write. Spinning (not
 /// yielding: a yield lets a flush or compaction thread take the core for a whole scheduler
 /// slice, measured as a worse P99.99 and Max) is only done with more than one CPU, where the
 /// background threads have another core, and only while memtable pressure alone slows writes:
 /// under L0 or pending-compaction pressure the compaction needs the CPU a spin would burn. A
 /// write that owes more (a slowdown near its stop threshold) sleeps, and the sleep's overshoot is
-/// credited against the next writes, up to this much.
+/// credited against the next writes, up to this much. Such sleeps are timed by a
+/// [`SleepTimer`], which lowers the timer slack and asks for the learned wake-up latency less,
+/// so a sleep owed 100 us ends near 100 us rather than ~250 us.
 const SPIN_LIMIT: Duration = Duration::from_micros(100);
 
 /// How many records ahead of the one it inserts a group's memtable insert starts loading the
@@ -283,6 +286,8 @@ pub(crate) struct LeaderState {
     delay_unreported: Duration,
     /// Why the last write was slowed down, decided when it was (reported later, in batches).
     delay_reason: Option<StallReason>,
+    /// Times a slowed write's sleeps so they end when the debt is paid, not a wake-up later.
+    delay_timer: SleepTimer,
     /// The WAL holds write batches appended since its last fdatasync.
     wal_unsynced: bool,
     /// The last sequence number appended to the WAL (0: none yet).
@@ -301,6 +306,7 @@ impl LeaderState {
             delay_debt: 0.0,
             delay_unreported: Duration::ZERO,
             delay_reason: None,
+            delay_timer: SleepTimer::new(),
             wal_unsynced: false,
             wal_last_seq: 0,
             wal_dir_synced: true,
@@ -543,8 +549,9 @@ impl DbInner {
         let owed = Duration::from_secs_f64(leader.delay_debt);
         let spin = owed < SPIN_LIMIT && may_spin && self.spin_waits;
         if !spin && owed < SPIN_LIMIT {
-            // Not worth a sleep yet: each one takes ~250 us however short, so sleeping for
-            // every write's microsecond would slow writers far more than the rate asks.
+            // Not worth a sleep yet: even a timed one costs a wake-up (tens of us on this VM),
+            // so sleeping for every write's microsecond would slow writers far more than the
+            // rate asks, and each of them would be a slow write.
             return;
         }
         let start = Instant::now();
@@ -553,7 +560,7 @@ impl DbInner {
                 std::hint::spin_loop();
             }
         } else {
-            std::thread::sleep(owed);
+            leader.delay_timer.sleep(owed);
         }
         let waited = start.elapsed();
         leader.delay_debt = (leader.delay_debt - waited.as_secs_f64()).max(-SPIN_LIMIT.as_secs_f64());

@@ -1,11 +1,12 @@
 //! Small shared helpers: integer coding, checksums, compression, prefetch hints, the
-//! verified-record map, catching panics and adaptive spin-waiting. Nothing here knows about
-//! files or keys.
+//! verified-record map, catching panics, adaptive spin-waiting and short sleeps without timer
+//! slack. Nothing here knows about files or keys.
 
 pub mod coding;
 pub mod compress;
 pub mod crc;
 pub mod panics;
 pub mod prefetch;
+pub mod sleep;
 pub mod spin;
 pub mod verified;
