@@ -51,6 +51,9 @@
 #   Taken from the suite instead: syncwrite at t=8 writes 2500 per thread (20k in total, as the
 #   suite; 8 x 20k durable commits would take LMDB, which has no group commit, minutes), and rmw
 #   uses --compression_type=none (the suite's; the issue names none for 8-byte values).
+# - --statistics stays at db_bench's default, 0, as the suite passed it (--statistics=0): no
+#   engine keeps statistics, so RocksDB has no Statistics object and strata no latency
+#   histograms (Options::latency_histograms, off by default since 2026-11-29).
 # - LevelDB has no WAL switch: peerbench ignores --disable_wal=1 for it, so its "no WAL" rows
 #   still write the (unsynced) log. LMDB has no compression, cache or bloom knobs.
 set -uo pipefail

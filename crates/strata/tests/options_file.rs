@@ -270,7 +270,7 @@ fn info_log_off_and_read_only_opens_write_no_log() {
 #[test]
 fn histograms_count_operations_and_prometheus_names_metrics() {
     let dir = tempfile::tempdir().unwrap();
-    let db = Db::open(dir.path(), Options::default()).unwrap();
+    let db = Db::open(dir.path(), Options { latency_histograms: true, ..Options::default() }).unwrap();
     let w = WriteOptions::default();
     for i in 0..37u32 {
         db.put(&w, &i.to_be_bytes(), b"v").unwrap();
@@ -320,6 +320,34 @@ fn histograms_count_operations_and_prometheus_names_metrics() {
             last = v;
         }
     }
+}
+
+#[test]
+fn latency_histograms_are_off_by_default_and_say_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), Options::default()).unwrap();
+    db.put(&WriteOptions::default(), b"k", b"v").unwrap();
+    assert_eq!(db.get(&ReadOptions::new(), b"k").unwrap().as_deref(), Some(&b"v"[..]));
+    let _ = db.multi_get(&ReadOptions::new(), &[b"k", b"missing"]);
+
+    let stats = db.stats();
+    assert_eq!(stats.write_latency.snapshot().count(), 0);
+    assert_eq!(stats.get_latency.snapshot().count(), 0);
+    // The counters are kept either way.
+    assert_eq!(stats.gets.load(std::sync::atomic::Ordering::Relaxed), 3);
+    let hist = db.property("strata.histograms").unwrap();
+    assert!(hist.contains("latency histograms: off"), "{hist}");
+    assert!(db.property("strata.stats").unwrap().contains("latency histograms: off"));
+    let prom = db.property("strata.prometheus").unwrap();
+    assert!(prom.contains("strata_gets_total 3"), "{prom}");
+    assert!(!prom.contains("latency_seconds"), "{prom}");
+    db.close().unwrap();
+
+    // The option string and the OPTIONS file carry it.
+    let on = Options::default().with_option_string("latency_histograms=true").unwrap();
+    let db = Db::open(dir.path(), on).unwrap();
+    db.get(&ReadOptions::new(), b"k").unwrap();
+    assert_eq!(db.stats().get_latency.snapshot().count(), 1);
 }
 
 #[test]

@@ -73,6 +73,8 @@ pub struct EngineOptions {
     pub sync_gather_micros: Option<u32>,
     /// strata only: `Options::write_spin_micros`.
     pub write_spin_micros: Option<u32>,
+    /// `--statistics`: strata's `Options::latency_histograms`, RocksDB's `enable_statistics`.
+    pub statistics: bool,
 }
 
 impl EngineOptions {
@@ -99,6 +101,7 @@ impl EngineOptions {
             compaction_nice: None,
             sync_gather_micros: None,
             write_spin_micros: None,
+            statistics: false,
         }
     }
 
@@ -124,6 +127,7 @@ impl EngineOptions {
             compaction_nice: f.compaction_nice,
             sync_gather_micros: f.sync_gather_micros,
             write_spin_micros: f.write_spin_micros,
+            statistics: f.statistics,
         }
     }
 }

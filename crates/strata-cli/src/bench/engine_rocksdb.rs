@@ -39,6 +39,9 @@ fn options(o: &EngineOptions) -> Result<Options> {
     opts.create_if_missing(!o.use_existing);
     // db_bench's --max_background_compactions=2 --max_background_flushes=1 (the tuning flags).
     opts.set_max_background_jobs(3);
+    if o.statistics {
+        opts.enable_statistics();
+    }
     opts.set_compression_type(compression(&o.compression)?);
     let mut table = BlockBasedOptions::default();
     table.set_block_cache(&Cache::new_lru_cache(o.cache_size));

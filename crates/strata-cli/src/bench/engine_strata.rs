@@ -36,6 +36,7 @@ fn options(o: &EngineOptions) -> Result<Options> {
         create_if_missing: !o.use_existing,
         error_if_exists: false,
         cache_size: o.cache_size,
+        latency_histograms: o.statistics,
         ..base
     };
     opts.set_compression(Compression::parse(&o.compression)?);

@@ -34,6 +34,9 @@ pub struct Flags {
     pub db: Option<PathBuf>,
     pub use_existing_db: bool,
     pub histogram: bool,
+    /// `--statistics`: the engine keeps its own statistics (strata's latency histograms,
+    /// RocksDB's `Statistics`), off by default as in db_bench.
+    pub statistics: bool,
     /// 0 means "derive one from the clock", as db_bench does.
     pub seed: u64,
     /// Seconds; 0 means op-count driven.
@@ -282,7 +285,12 @@ pub static FLAGS: &[FlagSpec] = &[
         ignore(f, "mmap_read", v)
     }),
     flag("open_files", "", "ignored", |f, v| ignore(f, "open_files", v)),
-    flag("statistics", "", "ignored", |f, v| ignore(f, "statistics", v)),
+    bool_flag(
+        "statistics",
+        "0",
+        "the engine keeps statistics: strata's latency histograms, RocksDB's Statistics",
+        |f, v| set_bool(&mut f.statistics, v),
+    ),
     flag("stats_interval", "", "ignored (use --stats_interval_seconds)", |f, v| {
         ignore(f, "stats_interval", v)
     }),

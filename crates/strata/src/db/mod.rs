@@ -324,6 +324,9 @@ impl Db {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn get(&self, opts: &ReadOptions, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        if !self.inner.opts.latency_histograms {
+            return self.inner.get(opts, key);
+        }
         let start = std::time::Instant::now();
         let r = self.inner.get(opts, key);
         self.inner.stats.get_latency.record(start.elapsed());
@@ -349,6 +352,9 @@ impl Db {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn multi_get(&self, opts: &ReadOptions, keys: &[&[u8]]) -> Vec<Result<Option<Vec<u8>>>> {
+        if !self.inner.opts.latency_histograms {
+            return self.inner.multi_get(opts, keys);
+        }
         let start = std::time::Instant::now();
         let r = self.inner.multi_get(opts, keys);
         if let Some(n) = u32::try_from(keys.len()).ok().filter(|&n| n > 0) {

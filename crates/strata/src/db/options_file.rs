@@ -48,6 +48,7 @@ fn db_fields(opts: &Options) -> Vec<(&'static str, String)> {
         ("info_log", opts.info_log.to_string()),
         ("max_log_file_size", opts.max_log_file_size.to_string()),
         ("keep_log_file_num", opts.keep_log_file_num.to_string()),
+        ("latency_histograms", opts.latency_histograms.to_string()),
     ]
 }
 
@@ -238,6 +239,7 @@ fn set_option(o: &mut Options, key: &str, v: &str) -> std::result::Result<(), St
         "info_log" => o.info_log = parse_bool(v)?,
         "max_log_file_size" => o.max_log_file_size = parse_u64(v)?,
         "keep_log_file_num" => o.keep_log_file_num = parse_usize(v)?,
+        "latency_histograms" => o.latency_histograms = parse_bool(v)?,
         "write_buffer_size" => o.write_buffer_size = parse_usize(v)?,
         "max_write_buffer_number" => o.max_write_buffer_number = parse_usize(v)?,
         "compression_per_level" => {
@@ -577,6 +579,7 @@ mod tests {
             cache_size: 3 << 20,
             write_buffer_borrow_percent: 25,
             compaction_sched_idle: true,
+            latency_histograms: true,
             use_mmap_reads: false,
             sync_gather_micros: 7,
             write_spin_micros: 9,

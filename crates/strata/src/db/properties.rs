@@ -21,8 +21,9 @@ use crate::options::NUM_LEVELS;
 /// # let dir = tempfile::tempdir()?;
 /// use std::sync::atomic::Ordering::Relaxed;
 /// use strata::{Db, Options, ReadOptions, WriteOptions};
-/// // Values of 64 bytes or more go to blob files when flushed.
-/// let db = Db::open(dir.path(), Options { min_blob_size: 64, ..Options::default() })?;
+/// // Values of 64 bytes or more go to blob files when flushed; latency histograms on.
+/// let opts = Options { min_blob_size: 64, latency_histograms: true, ..Options::default() };
+/// let db = Db::open(dir.path(), opts)?;
 /// db.put(&WriteOptions { sync: true, disable_wal: false }, b"small", b"v")?;
 /// db.put(&WriteOptions::default(), b"large", &[7u8; 100])?;
 /// db.flush()?;
@@ -78,10 +79,12 @@ pub struct Stats {
     pub stall_pending_bytes_micros: AtomicU64,
     /// Microseconds writers waited because every memtable was full.
     pub stall_memtables_micros: AtomicU64,
-    /// Latency of `Db::get` calls (hits, misses and errors).
+    /// Latency of `Db::get` calls (hits, misses and errors); empty unless
+    /// [`Options::latency_histograms`](crate::Options::latency_histograms) is on.
     pub get_latency: Histogram,
     /// Latency of writes (`put`, `delete`, `merge`, `write`), from the call until the write is
-    /// visible, including queueing behind other writers, stalls and WAL sync.
+    /// visible, including queueing behind other writers, stalls and WAL sync; empty unless
+    /// [`Options::latency_histograms`](crate::Options::latency_histograms) is on.
     pub write_latency: Histogram,
     /// The info LOG and job ids.
     pub(crate) log: LogSlot,
@@ -118,7 +121,7 @@ impl Stats {
     /// ```
     /// # let dir = tempfile::tempdir()?;
     /// use strata::{Db, Options, ReadOptions};
-    /// let db = Db::open(dir.path(), Options::default())?;
+    /// let db = Db::open(dir.path(), Options { latency_histograms: true, ..Options::default() })?;
     /// db.get(&ReadOptions::new(), b"k")?;
     /// let text = db.stats().histograms_text();
     /// let get_line = text.lines().find(|l| l.starts_with("strata.db.get.micros")).unwrap();
@@ -180,13 +183,24 @@ impl DbInner {
             }
             "background-error" => Some(self.background_error().map_or(String::new(), |e| e.to_string())),
             "num-snapshots" => Some(self.snapshots.sequences().len().to_string()),
-            "histograms" => Some(self.stats.histograms_text()),
+            "histograms" => Some(self.latency_text()),
             "prometheus" => Some(self.prometheus_text()),
             _ => None,
         }
     }
 
+    /// The latency histograms' text, or a line saying they are off: zero counts next to the
+    /// `gets` counter would read as "no reads" rather than "not measured".
+    fn latency_text(&self) -> String {
+        if self.opts.latency_histograms {
+            self.stats.histograms_text()
+        } else {
+            "latency histograms: off (latency_histograms=true to measure them)\n".to_string()
+        }
+    }
+
     /// Counters, gauges and histograms in the Prometheus text exposition format (version 0.0.4).
+    /// The latency histograms are left out while `latency_histograms` is off.
     fn prometheus_text(&self) -> String {
         let st = &self.stats;
         let get = |c: &AtomicU64| c.load(Ordering::Relaxed);
@@ -287,6 +301,9 @@ impl DbInner {
             prom_header(&mut s, name, "gauge", help);
             let _ = writeln!(s, "{name} {value}");
         }
+        if !self.opts.latency_histograms {
+            return s;
+        }
         prom_histogram(
             &mut s,
             "strata_get_latency_seconds",
@@ -367,7 +384,7 @@ impl DbInner {
             st.gets.load(Ordering::Relaxed),
             st.blob_reads.load(Ordering::Relaxed)
         );
-        s.push_str(&st.histograms_text());
+        s.push_str(&self.latency_text());
         if let Some(c) = self.table_cache.block_cache() {
             let _ = writeln!(
                 s,

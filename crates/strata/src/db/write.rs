@@ -316,6 +316,9 @@ impl LeaderState {
 
 impl DbInner {
     pub(crate) fn write(&self, opts: &WriteOptions, batch: WriteBatch) -> Result<()> {
+        if !self.opts.latency_histograms {
+            return self.write_queued(opts, batch);
+        }
         let start = Instant::now();
         let result = self.write_queued(opts, batch);
         self.stats.write_latency.record(start.elapsed());
