@@ -324,13 +324,7 @@ impl Db {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn get(&self, opts: &ReadOptions, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        if !self.inner.opts.latency_histograms {
-            return self.inner.get(opts, key);
-        }
-        let start = std::time::Instant::now();
-        let r = self.inner.get(opts, key);
-        self.inner.stats.get_latency.record(start.elapsed());
-        r
+        self.inner.timed(&self.inner.stats.get_latency, || self.inner.get(opts, key))
     }
 
     /// Point reads of several keys at once (RocksDB's `MultiGet`), one result per key in the

@@ -189,6 +189,19 @@ impl DbInner {
         }
     }
 
+    /// Runs `f`, recording how long it took in `histogram` when `latency_histograms` is on; with
+    /// it off (the default) no clock is read.
+    #[inline]
+    pub(crate) fn timed<T>(&self, histogram: &Histogram, f: impl FnOnce() -> T) -> T {
+        if !self.opts.latency_histograms {
+            return f();
+        }
+        let start = std::time::Instant::now();
+        let result = f();
+        histogram.record(start.elapsed());
+        result
+    }
+
     /// The latency histograms' text, or a line saying they are off: zero counts next to the
     /// `gets` counter would read as "no reads" rather than "not measured".
     fn latency_text(&self) -> String {

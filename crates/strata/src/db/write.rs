@@ -316,13 +316,7 @@ impl LeaderState {
 
 impl DbInner {
     pub(crate) fn write(&self, opts: &WriteOptions, batch: WriteBatch) -> Result<()> {
-        if !self.opts.latency_histograms {
-            return self.write_queued(opts, batch);
-        }
-        let start = Instant::now();
-        let result = self.write_queued(opts, batch);
-        self.stats.write_latency.record(start.elapsed());
-        result
+        self.timed(&self.stats.write_latency, || self.write_queued(opts, batch))
     }
 
     fn write_queued(&self, opts: &WriteOptions, batch: WriteBatch) -> Result<()> {
