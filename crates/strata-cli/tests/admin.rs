@@ -258,7 +258,7 @@ fn file_dumps_show_what_was_written() {
 
     let wal = files_with_ext(tmp.path(), "log").last().unwrap().display().to_string();
     let wal_out = ok(&["wal-dump", &wal]);
-    assert!(wal_out.starts_with("offset 0: WAL header, version 1, "), "{wal_out}");
+    assert!(wal_out.starts_with("offset 0: WAL header, version 2, "), "{wal_out}");
     assert!(wal_out.contains("PUT seq:503 in-the-wal ==> walvalue"), "{wal_out}");
     assert!(wal_out.contains("PUT seq:504 0x00ff ==> 0x010203"), "{wal_out}");
 }

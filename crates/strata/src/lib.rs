@@ -90,9 +90,9 @@ pub mod wal;
 pub mod wal_header;
 
 pub use batch::WriteBatch;
-pub use db::{Db, DbIterator, Stats};
+pub use db::{Db, DbIterator, DroppedTail, RecoveryReport, Stats};
 pub use error::{Error, Result};
 pub use merge::MergeOperator;
-pub use options::{Compression, Options, ReadOptions, WriteOptions};
+pub use options::{Compression, Options, ReadOptions, WalRecoveryMode, WriteOptions};
 pub use presets::Preset;
 pub use snapshot::Snapshot;

@@ -225,9 +225,13 @@ pub struct Options {
     /// rather than by the page cache (docs/durability.md, "Memory-mapped reads"). For a
     /// database larger than memory, false is also faster at point reads (docs/tuning.md).
     pub use_mmap_reads: bool,
-    /// Skip WAL records that fail their checksum in the middle of the log instead of failing
-    /// open (default false: such corruption is reported).
+    /// Skip damaged WAL records instead of failing open: the same as `wal_recovery_mode =
+    /// SkipAnyCorruptedRecords` (default false; kept from before the recovery modes existed).
     pub skip_corrupted_wal_records: bool,
+    /// What recovery does with a damaged or missing part of the WALs (default
+    /// [`WalRecoveryMode::PointInTime`]); docs/durability.md, "Recovery modes", says what each
+    /// may lose.
+    pub wal_recovery_mode: WalRecoveryMode,
     /// Write an info `LOG` file (flush, compaction, stall and error lines plus `EVENT_LOG_v1`
     /// JSON events) in the database directory (default true). Read-only opens never write it.
     pub info_log: bool,
@@ -298,6 +302,7 @@ impl Default for Options {
             max_open_files: 1000,
             use_mmap_reads: true,
             skip_corrupted_wal_records: false,
+            wal_recovery_mode: WalRecoveryMode::PointInTime,
             info_log: true,
             max_log_file_size: 4 << 20,
             keep_log_file_num: 10,
@@ -513,5 +518,80 @@ impl fmt::Debug for ReadOptions {
             .field("upper_bound", &self.upper_bound)
             .field("prefix", &self.prefix)
             .finish()
+    }
+}
+
+/// How `Db::open` treats damage in the write-ahead logs, as RocksDB's `WALRecoveryMode`.
+/// "Torn-shaped" damage is what a power cut can leave of an unsynced append: a record cut off
+/// by the end of the file, a page of zeros, or a WAL whose predecessor lost its unsynced tail.
+/// Anything else (a complete record whose checksum fails) is corruption in every mode but
+/// `SkipAnyCorruptedRecords`. docs/durability.md, "Recovery modes", has the details.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum WalRecoveryMode {
+    /// Open only a log that reads back whole: any damage, even a torn last record, is
+    /// `Error::Corruption`. For databases closed cleanly, or kept on storage that never tears.
+    AbsoluteConsistency,
+    /// Drop a torn-shaped damage at the very end of the last WAL; anything else is corruption,
+    /// including a torn tail of an earlier WAL. LevelDB's original behaviour.
+    TolerateCorruptedTailRecords,
+    /// Stop at the first torn-shaped damage and drop everything after it (later WALs too), so
+    /// the recovered state is a prefix of the writes, unless a later record proves the damaged
+    /// part was durable (then it is corruption). The default. Loses only writes that no
+    /// acknowledged sync covered.
+    #[default]
+    PointInTime,
+    /// Salvage: skip every damaged record and missing predecessor and replay the rest. The
+    /// recovered state may have holes (a later write without an earlier one).
+    SkipAnyCorruptedRecords,
+}
+
+impl WalRecoveryMode {
+    /// RocksDB's spelling, as written in OPTIONS files (`kPointInTimeRecovery`, ...).
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::AbsoluteConsistency => "kAbsoluteConsistency",
+            Self::TolerateCorruptedTailRecords => "kTolerateCorruptedTailRecords",
+            Self::PointInTime => "kPointInTimeRecovery",
+            Self::SkipAnyCorruptedRecords => "kSkipAnyCorruptedRecords",
+        }
+    }
+
+    /// Parses RocksDB's spelling, or the Rust variant name, or RocksDB's integer value.
+    pub fn parse(s: &str) -> Option<Self> {
+        let all = [
+            Self::TolerateCorruptedTailRecords,
+            Self::AbsoluteConsistency,
+            Self::PointInTime,
+            Self::SkipAnyCorruptedRecords,
+        ];
+        all.into_iter().enumerate().find_map(|(i, m)| {
+            let matches = s == m.name() || s == format!("{m:?}") || s == i.to_string();
+            matches.then_some(m)
+        })
+    }
+}
+
+#[cfg(test)]
+mod recovery_mode_tests {
+    use super::WalRecoveryMode;
+
+    #[test]
+    fn names_round_trip_and_match_rocksdb_numbers() {
+        for (i, m) in [
+            "kTolerateCorruptedTailRecords",
+            "kAbsoluteConsistency",
+            "kPointInTimeRecovery",
+            "kSkipAnyCorruptedRecords",
+        ]
+        .iter()
+        .enumerate()
+        {
+            let mode = WalRecoveryMode::parse(m).unwrap();
+            assert_eq!(mode.name(), *m);
+            assert_eq!(WalRecoveryMode::parse(&i.to_string()), Some(mode));
+            assert_eq!(WalRecoveryMode::parse(&format!("{mode:?}")), Some(mode));
+        }
+        assert_eq!(WalRecoveryMode::parse("kNoSuchMode"), None);
+        assert_eq!(WalRecoveryMode::default(), WalRecoveryMode::PointInTime);
     }
 }

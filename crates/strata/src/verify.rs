@@ -6,15 +6,14 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use crate::batch::decode_payload;
 use crate::blob::BlobReader;
 use crate::db::filenames::{self, FileKind};
+use crate::db::wal_replay;
 use crate::error::{Error, Result};
 use crate::fs::FileSystem;
+use crate::options::WalRecoveryMode;
 use crate::sst::Table;
-use crate::version::set::VersionSet;
-use crate::wal::LogReader;
-use crate::wal_header::WalHeader;
+use crate::version::set::{Recovered, VersionSet};
 
 /// One problem found by [`verify_db`], naming the file. See the example on [`verify_db`].
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -43,6 +42,8 @@ pub struct VerifyReport {
     pub wal_records: u64,
     /// Everything that failed; empty when the database is intact.
     pub problems: Vec<Problem>,
+    /// Files in the `lost/` folder (set aside by an open or a repair); not problems.
+    pub lost_files: Vec<String>,
 }
 
 impl VerifyReport {
@@ -134,7 +135,12 @@ pub fn verify_db(dir: &Path, fs: Arc<dyn FileSystem>) -> Result<VerifyReport> {
             Err(e) => report.problem(name, e),
         }
     }
+    if let Some((offset, bytes)) = recovered.torn_tail {
+        let what = format!("a torn last record at offset {offset} ({bytes} bytes), which recovery drops");
+        report.problem(filenames::manifest_name(recovered.manifest_number), what);
+    }
     check_wals(fs.as_ref(), dir, recovered.set.log_number(), &mut report)?;
+    check_unreferenced(fs.as_ref(), dir, &recovered, &mut report)?;
     Ok(report)
 }
 
@@ -152,6 +158,9 @@ fn check_table(fs: &dyn FileSystem, dir: &Path, number: u64, expected: u64) -> R
     Ok(found)
 }
 
+/// Reads the WALs as recovery would (point-in-time rules, nothing applied): corruption, a torn
+/// tail recovery would drop, a WAL it would not replay and a missing predecessor WAL are each a
+/// problem.
 fn check_wals(fs: &dyn FileSystem, dir: &Path, log_number: u64, report: &mut VerifyReport) -> Result<()> {
     let mut wals: Vec<u64> = fs
         .list_dir(dir)?
@@ -162,36 +171,66 @@ fn check_wals(fs: &dyn FileSystem, dir: &Path, log_number: u64, report: &mut Ver
         })
         .collect();
     wals.sort_unstable();
-    for n in wals {
-        report.wal_files += 1;
-        let name = format!("{n:06}.log");
-        let mut reader = match fs.open_sequential(&filenames::wal(dir, n)) {
-            Ok(f) => LogReader::new(f, false),
-            Err(e) => {
-                report.problem(name, e);
-                continue;
+    report.wal_files = wals.len();
+    let mut records = 0;
+    let replayed =
+        wal_replay::replay(fs, dir, &wals, log_number, WalRecoveryMode::PointInTime, |_, batch| {
+            batch.records().try_for_each(|r| r.map(drop))?;
+            records += 1;
+            Ok(())
+        });
+    report.wal_records = records;
+    match replayed {
+        Err(e) => report.problem(wal_named_in(&e).unwrap_or_else(|| "WAL".to_string()), e),
+        Ok(r) => {
+            for t in r.report.wal_tails {
+                let what =
+                    format!("recovery would drop {} bytes from offset {}: {}", t.bytes, t.offset, t.reason);
+                report.problem(t.file, what);
             }
-        };
-        loop {
-            match reader.read_record() {
-                Ok(Some(rec)) => {
-                    // A header opens each WAL; only write batches count as records.
-                    let checked = match WalHeader::decode(&rec) {
-                        Some(header) => header.map(drop),
-                        None => decode_payload(&rec).map(|_| report.wal_records += 1),
-                    };
-                    if let Err(e) = checked {
-                        report.problem(name.clone(), e);
-                        break;
-                    }
-                }
-                Ok(None) => break,
-                Err(e) => {
-                    report.problem(name.clone(), e);
-                    break;
-                }
+            for n in r.report.wals_not_replayed {
+                report.problem(
+                    format!("{n:06}.log"),
+                    "recovery would not replay it (it follows a dropped tail)",
+                );
             }
         }
+    }
+    Ok(())
+}
+
+/// The `NNNNNN.log` an error message names, if any.
+fn wal_named_in(e: &Error) -> Option<String> {
+    let text = e.to_string();
+    let at = text.find(".log")?;
+    let start = text[..at].rfind(|c: char| !c.is_ascii_digit()).map_or(0, |i| i + 1);
+    Some(text[start..at + 4].to_string())
+}
+
+/// Files in the directory that the MANIFEST does not account for: tables and blob files no
+/// version lists, WALs older than its log number, MANIFESTs other than the current one.
+/// Open would move the first two kinds to `lost/` or delete them as proven obsolete.
+fn check_unreferenced(
+    fs: &dyn FileSystem,
+    dir: &Path,
+    recovered: &Recovered,
+    report: &mut VerifyReport,
+) -> Result<()> {
+    let (tables, blobs) = recovered.set.live_files();
+    for name in fs.list_dir(dir)? {
+        let unreferenced = match filenames::parse(&name) {
+            Some((FileKind::Table, n)) => !tables.contains(&n),
+            Some((FileKind::Blob, n)) => !blobs.contains(&n),
+            Some((FileKind::Wal, n)) => n < recovered.set.log_number(),
+            Some((FileKind::Manifest, n)) => n != recovered.manifest_number,
+            _ => false,
+        };
+        if unreferenced {
+            report.problem(name, "not referenced by the current MANIFEST");
+        }
+    }
+    if let Ok(lost) = fs.list_dir(&dir.join(filenames::LOST_DIR)) {
+        report.lost_files = lost;
     }
     Ok(())
 }

@@ -474,7 +474,7 @@ fn write_wal(dir: &Path, expected: &Entries) -> (PathBuf, Vec<LogRecord>) {
     let bytes = fs::read(&wal).unwrap();
     let mut records = log_records(&bytes);
     let header = records.remove(0);
-    assert_eq!((header.kind, header.len), (1, 32), "the WAL opens with its header record");
+    assert_eq!((header.kind, header.len), (1, 48), "the WAL opens with its header record");
     assert_eq!(records.len(), expected.len(), "one FULL record per synced put");
     for (r, (k, _)) in records.iter().zip(expected) {
         assert_eq!(r.kind, 1, "FULL record expected");

@@ -92,6 +92,15 @@ pub fn check(path: &Path, args: OutputArgs) -> Result<u8> {
     }
     print_summary(&mut out, &report)?;
     out.flush()?;
+    if !report.lost_files.is_empty() {
+        // Not a problem: files an open or a repair set aside instead of deleting.
+        eprintln!(
+            "strata: note: {} holds {} file(s) set aside by recovery: {}",
+            path.join("lost").display(),
+            report.lost_files.len(),
+            report.lost_files.join(", ")
+        );
+    }
     if report.is_ok() {
         return Ok(EXIT_OK);
     }

@@ -13,7 +13,7 @@ use serde_json::Value;
 use strata::batch::{decode_payload, OwnedRecord};
 use strata::key::ValueKind;
 use strata::wal::LogReader;
-use strata::wal_header::{WalHeader, WAL_FORMAT_VERSION};
+use strata::wal_header::{RecordFlags, WalHeader};
 
 use super::format::{entry_json, object, Out, OutputArgs, ARROW};
 use super::EXIT_OK;
@@ -60,13 +60,18 @@ fn note_torn_tail(path: &Path, records: u64, dropped: u64) {
 /// Runs `wal-dump`.
 pub fn wal_dump(args: OutputArgs, path: &Path) -> Result<u8> {
     let mut out = Out::new(args);
+    let mut version = 0;
     let result = for_each_record(path, |offset, payload| {
         if let Some(header) = WalHeader::decode(payload) {
             let header =
                 header.with_context(|| format!("{}: bad WAL header at offset {offset}", path.display()))?;
+            version = header.version;
             return print_header(&mut out, offset, &header);
         }
-        let (seq, ops) = decode_payload(payload)
+        // Version-2 WALs keep durability flags in the batch's first byte of sequence.
+        let mut batch = payload.to_vec();
+        RecordFlags::take(version, &mut batch);
+        let (seq, ops) = decode_payload(&batch)
             .with_context(|| format!("{}: record at offset {offset} is not a write batch", path.display()))?;
         print_record(&mut out, offset, seq, &ops)
     });
@@ -76,23 +81,30 @@ pub fn wal_dump(args: OutputArgs, path: &Path) -> Result<u8> {
     Ok(EXIT_OK)
 }
 
-/// The header line: the format version and the earlier WAL that must be complete for this one
-/// to be replayed (none when `prev_wal` is 0).
+/// The header line: the format version, the WAL this one replaced, and the earlier WAL that
+/// must be complete for this one to be replayed.
 fn print_header(out: &mut Out, offset: u64, h: &WalHeader) -> Result<()> {
     if out.json {
         return out.json(object([
             ("offset", offset.into()),
-            ("header_version", WAL_FORMAT_VERSION.into()),
+            ("header_version", h.version.into()),
             ("prev_wal", h.prev_wal.into()),
             ("prev_last_sequence", h.prev_last_seq.into()),
+            ("unsynced_wal", h.unsynced_wal.into()),
+            ("unsynced_last_sequence", h.unsynced_last_seq.into()),
         ]));
     }
-    let needs = if h.prev_wal == 0 {
-        "no earlier WAL to check".to_string()
+    let prev = if h.prev_wal == 0 {
+        "no predecessor to check".to_string()
     } else {
-        format!("replayed only if WAL {:06} reaches sequence {}", h.prev_wal, h.prev_last_seq)
+        format!("follows WAL {:06} (last sequence {})", h.prev_wal, h.prev_last_seq)
     };
-    out.line(&format!("offset {offset}: WAL header, version {WAL_FORMAT_VERSION}, {needs}"))
+    let needs = if h.unsynced_wal == 0 {
+        String::new()
+    } else {
+        format!(", replayed only if WAL {:06} reaches sequence {}", h.unsynced_wal, h.unsynced_last_seq)
+    };
+    out.line(&format!("offset {offset}: WAL header, version {}, {prev}{needs}", h.version))
 }
 
 fn kind_label(kind: ValueKind) -> &'static str {

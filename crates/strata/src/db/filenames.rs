@@ -45,6 +45,9 @@ pub const CURRENT: &str = "CURRENT";
 /// The lock file.
 pub const LOCK: &str = "LOCK";
 
+/// The folder where open and repair put files they could not use and would not delete.
+pub const LOST_DIR: &str = "lost";
+
 /// Parses a directory entry name; `None` for names strata does not own.
 pub fn parse(name: &str) -> Option<(FileKind, u64)> {
     if name.ends_with(".dbtmp") {

@@ -33,8 +33,12 @@ mod open;
 mod options_file;
 mod properties;
 mod read;
+mod recovery_report;
 mod table_cache;
+pub(crate) mod wal_replay;
 mod write;
+
+pub use recovery_report::{DroppedTail, RecoveryReport};
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -96,6 +100,8 @@ pub(crate) struct DbInner {
     /// Set (never cleared) once `BgState::error` holds an error: every write asks, and a load
     /// is cheaper than the background mutex it would otherwise take.
     pub(crate) has_background_error: AtomicBool,
+    /// What the open that built this handle dropped, skipped or set aside.
+    pub(crate) recovery: parking_lot::Mutex<RecoveryReport>,
     /// The mutable memtable's index layout, published by the leader after each group, so that
     /// single-key writes start loading their key's slot before they queue (`memtable::slot_hint`).
     pub(crate) slot_hint: SharedSlotHint,
@@ -543,6 +549,22 @@ impl Db {
         // A timeout too long to add to the clock waits as long as it takes.
         let deadline = timeout.and_then(|t| std::time::Instant::now().checked_add(t));
         self.inner.wait_for_background_work(deadline)
+    }
+
+    /// What the open that produced this handle did not replay or set aside: a torn MANIFEST
+    /// tail, dropped or skipped WAL stretches, WALs not replayed, files moved to `lost/`. Empty
+    /// after a clean shutdown. The `strata.recovery` property renders it as text.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir()?;
+    /// use strata::{Db, Options};
+    /// let db = Db::open(dir.path(), Options::default())?;
+    /// assert!(db.recovery_report().is_clean());
+    /// assert_eq!(db.property("strata.recovery").as_deref(), Some("clean\n"));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn recovery_report(&self) -> RecoveryReport {
+        self.inner.recovery.lock().clone()
     }
 
     /// A named property: `strata.stats`, `strata.levelstats`, `strata.num-files-at-level<N>`,

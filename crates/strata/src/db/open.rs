@@ -3,7 +3,7 @@
 //! WALs newer than the last flush into memtables and flush them to L0, then start a fresh WAL and
 //! delete what no longer belongs. Nothing is written until recovery has read everything.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -16,7 +16,9 @@ use super::background::BgState;
 use super::filenames::{self, FileKind};
 use super::memtable_budget::MemtableBudget;
 use super::properties::Stats;
+use super::recovery_report::{DroppedTail, RecoveryReport};
 use super::table_cache::TableCache;
+use super::wal_replay::{self, Replayed};
 use super::write::{LeaderState, WriteQueue};
 use super::{DbInner, SuperVersion};
 use crate::batch::DecodedBatch;
@@ -24,12 +26,12 @@ use crate::compaction::job::{self, OutputSpec};
 use crate::error::{Error, Result};
 use crate::fs::FileSystem;
 use crate::memtable::{MemTable, SharedSlotHint};
-use crate::options::Options;
+use crate::options::{Options, WalRecoveryMode};
 use crate::snapshot::SnapshotList;
 use crate::sst::BlockCache;
 use crate::version::edit::VersionEdit;
-use crate::version::set::VersionSet;
-use crate::wal::{LogReader, LogWriter};
+use crate::version::set::{Recovered, VersionSet};
+use crate::wal::LogWriter;
 use crate::wal_header::WalHeader;
 
 pub(crate) fn open(path: &Path, opts: Options) -> Result<Arc<DbInner>> {
@@ -37,9 +39,11 @@ pub(crate) fn open(path: &Path, opts: Options) -> Result<Arc<DbInner>> {
     let fs = Arc::clone(&opts.fs);
     prepare_directory(fs.as_ref(), path, &opts)?;
     let lock = fs.lock(&path.join(filenames::LOCK))?;
-    let mut versions = load_or_create(fs.as_ref(), path, &opts)?;
+    let manifest = load_or_create(fs.as_ref(), path, &opts)?;
+    let mut versions = manifest.set;
     check_listed_files(fs.as_ref(), path, &versions)?;
     let wals = wals_to_replay(fs.as_ref(), path, &mut versions)?;
+    check_torn_manifest(manifest.manifest_number, manifest.torn_tail, versions.log_number(), &wals)?;
 
     let wal_number = versions.new_file_number();
     let wal_file = fs.create(&filenames::wal(path, wal_number))?;
@@ -47,10 +51,20 @@ pub(crate) fn open(path: &Path, opts: Options) -> Result<Arc<DbInner>> {
     // Every WAL being replayed is flushed before the first write: nothing earlier to check.
     let wal = super::write::start_wal(wal_file, &WalHeader::first())?;
     let inner = Arc::new(build_inner(path, opts, versions, wal, wal_number, lock, false));
-    replay_wals(&inner, &wals, wal_number)?;
+    let replayed = replay_wals(&inner, &wals, wal_number)?;
+    let mut report = replayed.report;
+    report.manifest_tail = manifest_tail_report(manifest.manifest_number, manifest.torn_tail);
     write_options_file(&inner)?;
+    // Evidence first: what recovery did not use is moved aside before anything is deleted.
+    let mut evidence: Vec<String> = replayed.damaged_wals.iter().map(|&n| wal_name(n)).collect();
+    if manifest.torn_tail.is_some() {
+        evidence.push(filenames::manifest_name(manifest.manifest_number));
+    }
+    report.moved_to_lost = move_to_lost(&inner, &evidence)?;
     inner.delete_obsolete_files();
-    remove_orphans(&inner)?;
+    let proven_obsolete = if manifest.torn_tail.is_none() { manifest.deleted_files } else { HashSet::new() };
+    report.moved_to_lost.extend(remove_orphans(&inner, &proven_obsolete)?);
+    *inner.recovery.lock() = report;
     open_live_files(&inner);
     Ok(inner)
 }
@@ -71,14 +85,65 @@ pub(crate) fn open_read_only(path: &Path, opts: Options) -> Result<Arc<DbInner>>
     if fs.is_dir(&path.join(filenames::CURRENT))?.is_none() {
         return Err(Error::NotADatabase(path.to_path_buf()));
     }
-    let mut versions = VersionSet::recover(path, Arc::clone(&fs))?.set;
+    let manifest = VersionSet::recover(path, Arc::clone(&fs))?;
+    let mut versions = manifest.set;
     check_listed_files(fs.as_ref(), path, &versions)?;
     let wals = wals_to_replay(fs.as_ref(), path, &mut versions)?;
+    check_torn_manifest(manifest.manifest_number, manifest.torn_tail, versions.log_number(), &wals)?;
     let wal = LogWriter::new(Box::new(ReadOnlyFile));
     let inner = Arc::new(build_inner(path, opts, versions, wal, 0, Box::new(NoLock), true));
-    replay_into_memory(&inner, &wals)?;
+    let mut report = replay_into_memory(&inner, &wals)?;
+    report.manifest_tail = manifest_tail_report(manifest.manifest_number, manifest.torn_tail);
+    *inner.recovery.lock() = report;
     open_live_files(&inner);
     Ok(inner)
+}
+
+fn wal_name(number: u64) -> String {
+    format!("{number:06}.log")
+}
+
+/// A torn last MANIFEST record is dropped (its edit was never acknowledged), unless the state
+/// shows the edit had been acknowledged: the WAL named by the MANIFEST's log number is deleted
+/// only after a later edit is synced, so if it is gone the dropped record was such an edit.
+fn check_torn_manifest(manifest: u64, torn: Option<(u64, u64)>, log_number: u64, wals: &[u64]) -> Result<()> {
+    let Some((offset, bytes)) = torn else { return Ok(()) };
+    let name = filenames::manifest_name(manifest);
+    if log_number > 0 && !wals.contains(&log_number) {
+        return Err(Error::corruption(format!(
+            "{name}: the last record (offset {offset}, {bytes} bytes) is damaged, and WAL {} that the \
+             records before it still need is gone, so the damaged record had been acknowledged",
+            wal_name(log_number)
+        )));
+    }
+    tracing::warn!(target: "strata", manifest = %name, offset, bytes, "dropped a torn last MANIFEST record (an edit that was never acknowledged)");
+    Ok(())
+}
+
+fn manifest_tail_report(manifest: u64, torn: Option<(u64, u64)>) -> Option<DroppedTail> {
+    torn.map(|(offset, bytes)| DroppedTail {
+        file: filenames::manifest_name(manifest),
+        offset,
+        bytes,
+        reason: "torn last record".to_string(),
+    })
+}
+
+/// Moves `names` (files in the database directory) into its `lost/` folder, and makes the move
+/// durable. Returns the names moved.
+fn move_to_lost(db: &DbInner, names: &[String]) -> Result<Vec<String>> {
+    if names.is_empty() {
+        return Ok(Vec::new());
+    }
+    let lost = db.dir.join(filenames::LOST_DIR);
+    db.fs.create_dir_all(&lost)?;
+    for name in names {
+        tracing::warn!(target: "strata", file = %name, "moving a file recovery did not fully use to lost/");
+        db.fs.rename(&db.dir.join(name), &lost.join(name))?;
+    }
+    db.fs.sync_dir(&lost)?;
+    db.fs.sync_dir(&db.dir)?;
+    Ok(names.to_vec())
 }
 
 /// Opens the live tables and blob files up front, as RocksDB does with its default
@@ -172,6 +237,7 @@ fn build_inner(
         iter_pool: Default::default(),
         closing: AtomicBool::new(false),
         has_background_error: AtomicBool::new(false),
+        recovery: Mutex::new(RecoveryReport::default()),
         slot_hint: SharedSlotHint::default(),
         unpersisted_writes: AtomicBool::new(false),
         flush_rate: AtomicU64::new(0),
@@ -185,7 +251,7 @@ fn build_inner(
 }
 
 /// Read-only recovery: WAL records go into memtables that are never flushed.
-fn replay_into_memory(db: &Arc<DbInner>, wals: &[u64]) -> Result<()> {
+fn replay_into_memory(db: &Arc<DbInner>, wals: &[u64]) -> Result<RecoveryReport> {
     let mut mems = vec![Arc::new(MemTable::new())];
     let replayed = replay_batches(db, wals, |number, batch| {
         let mem = mems.last().ok_or(Error::Closed)?;
@@ -195,79 +261,35 @@ fn replay_into_memory(db: &Arc<DbInner>, wals: &[u64]) -> Result<()> {
         }
         Ok(())
     })?;
-    let max_seq = db.last_sequence.load(Ordering::Relaxed).max(replayed);
+    let max_seq = db.last_sequence.load(Ordering::Relaxed).max(replayed.max_seq);
     db.last_sequence.store(max_seq, Ordering::Release);
     let mut newest_first: Vec<Arc<MemTable>> = mems.into_iter().rev().collect();
     let mem = newest_first.remove(0);
     let version = db.versions.lock().current();
     db.super_version.store(Arc::new(SuperVersion { mem, imm: newest_first, version }));
-    Ok(())
+    Ok(replayed.report)
 }
 
-/// Reads the write batches of `wals` (ascending) in order and hands each to `apply` with its
-/// WAL's number; returns the highest sequence number replayed (0 if none).
-///
-/// Stops before a WAL whose header says an earlier WAL must reach a sequence number it did not
-/// reach: a power loss dropped that WAL's unsynced tail but kept later writes, and replaying
-/// them would leave a hole. Those later writes were all unsynced (a `sync=true` write syncs every
-/// earlier WAL first), so dropping them loses a suffix, as `sync=false` allows
-/// (docs/durability.md, "WAL switches"). With `skip_corrupted_wal_records` (salvage) they are
-/// replayed anyway.
+/// Replays the write batches of `wals` (ascending) under the database's recovery mode
+/// (`wal_replay`), handing each to `apply` with its WAL's number.
 fn replay_batches(
     db: &DbInner,
     wals: &[u64],
-    mut apply: impl FnMut(u64, &DecodedBatch<'_>) -> Result<()>,
-) -> Result<u64> {
+    apply: impl FnMut(u64, &DecodedBatch<'_>) -> Result<()>,
+) -> Result<Replayed> {
     let log_number = db.versions.lock().log_number();
-    let salvage = db.opts.skip_corrupted_wal_records;
-    // The last sequence number replayed from each WAL that held a batch, and from all of them.
-    let mut replayed_upto: HashMap<u64, u64> = HashMap::new();
-    let mut max_seq = 0;
-    for (i, &number) in wals.iter().enumerate() {
-        let file = db.fs.open_sequential(&filenames::wal(&db.dir, number))?;
-        let mut reader = LogReader::new(file, salvage);
-        while let Some(record) = reader.read_record().map_err(|e| wal_error(number, e))? {
-            if let Some(header) = WalHeader::decode(&record) {
-                let header = header.map_err(|e| wal_error(number, e))?;
-                if !header.predecessor_complete(log_number, |n| replayed_upto.get(&n).copied()) {
-                    tracing::warn!(
-                        wal = number,
-                        lost_from = header.prev_wal,
-                        upto_seq = header.prev_last_seq,
-                        dropped_wals = wals.len() - i,
-                        salvage,
-                        "an earlier WAL lost unsynced records in a crash; {}",
-                        if salvage {
-                            "replaying later WALs anyway"
-                        } else {
-                            "dropping later WALs to keep a prefix"
-                        }
-                    );
-                    if !salvage {
-                        return Ok(max_seq);
-                    }
-                }
-                continue;
-            }
-            let batch = DecodedBatch::decode(&record).map_err(|e| wal_error(number, e))?;
-            apply(number, &batch)?;
-            if batch.count > 0 {
-                let last = batch.first_seq + u64::from(batch.count) - 1;
-                replayed_upto.insert(number, last);
-                max_seq = max_seq.max(last);
-            }
-        }
-        if reader.tail_dropped_bytes() > 0 {
-            tracing::warn!(wal = number, bytes = reader.tail_dropped_bytes(), "dropped a torn WAL tail");
-        }
-    }
-    Ok(max_seq)
+    let mode = if db.opts.skip_corrupted_wal_records {
+        WalRecoveryMode::SkipAnyCorruptedRecords
+    } else {
+        db.opts.wal_recovery_mode
+    };
+    wal_replay::replay(db.fs.as_ref(), &db.dir, wals, log_number, mode, apply)
 }
 
 /// Adds one replayed batch's records to `mem`.
 fn add_to_memtable(mem: &MemTable, wal: u64, batch: &DecodedBatch<'_>) -> Result<()> {
     for (seq, rec) in (batch.first_seq..).zip(batch.records()) {
-        let (kind, key, value) = rec.map_err(|e| wal_error(wal, e))?;
+        let (kind, key, value) = rec.map_err(|e| wal_replay::wal_error(wal, e))?;
         mem.add(seq, kind, key, value);
     }
     Ok(())
@@ -285,7 +307,7 @@ fn prepare_directory(fs: &dyn FileSystem, path: &Path, opts: &Options) -> Result
     }
 }
 
-fn load_or_create(fs: &dyn FileSystem, path: &Path, opts: &Options) -> Result<VersionSet> {
+fn load_or_create(fs: &dyn FileSystem, path: &Path, opts: &Options) -> Result<Recovered> {
     let fs_arc = Arc::clone(&opts.fs);
     let exists = fs.is_dir(&path.join(filenames::CURRENT))?.is_some();
     if exists {
@@ -294,7 +316,7 @@ fn load_or_create(fs: &dyn FileSystem, path: &Path, opts: &Options) -> Result<Ve
         }
         let recovered = VersionSet::recover(path, fs_arc)?;
         tracing::info!(manifest = recovered.manifest_number, "recovered version set");
-        return Ok(recovered.set);
+        return Ok(recovered);
     }
     let names = fs.list_dir(path)?;
     let kinds: Vec<FileKind> = names.iter().filter_map(|n| filenames::parse(n)).map(|(k, _)| k).collect();
@@ -311,7 +333,13 @@ fn load_or_create(fs: &dyn FileSystem, path: &Path, opts: &Options) -> Result<Ve
     if !opts.create_if_missing {
         return Err(Error::NotADatabase(path.to_path_buf()));
     }
-    VersionSet::create(path, fs_arc)
+    let set = VersionSet::create(path, fs_arc)?;
+    Ok(Recovered {
+        manifest_number: set.manifest_number(),
+        set,
+        torn_tail: None,
+        deleted_files: HashSet::new(),
+    })
 }
 
 /// Every table and blob file the MANIFEST lists must exist with the recorded size.
@@ -352,7 +380,7 @@ fn wals_to_replay(fs: &dyn FileSystem, path: &Path, versions: &mut VersionSet) -
 }
 
 /// Replays `wals` into memtables, flushing each to L0, then records that they are obsolete.
-fn replay_wals(db: &Arc<DbInner>, wals: &[u64], new_wal: u64) -> Result<()> {
+fn replay_wals(db: &Arc<DbInner>, wals: &[u64], new_wal: u64) -> Result<Replayed> {
     let mut mem = Arc::new(MemTable::new());
     let mut edit = VersionEdit::default();
     let replayed = replay_batches(db, wals, |number, batch| {
@@ -366,7 +394,7 @@ fn replay_wals(db: &Arc<DbInner>, wals: &[u64], new_wal: u64) -> Result<()> {
     if !mem.is_empty() {
         flush_recovered(db, &mem, &mut edit)?;
     }
-    let max_seq = db.last_sequence.load(Ordering::Relaxed).max(replayed);
+    let max_seq = db.last_sequence.load(Ordering::Relaxed).max(replayed.max_seq);
     db.last_sequence.store(max_seq, Ordering::Release);
     edit.log_number = Some(new_wal);
     edit.last_sequence = Some(max_seq);
@@ -374,14 +402,7 @@ fn replay_wals(db: &Arc<DbInner>, wals: &[u64], new_wal: u64) -> Result<()> {
     let sv = db.super_version.load();
     db.super_version.store(Arc::new(SuperVersion { mem: Arc::clone(&sv.mem), imm: Vec::new(), version }));
     db.iter_pool.clear();
-    Ok(())
-}
-
-fn wal_error(number: u64, e: Error) -> Error {
-    match e {
-        Error::Corruption(m) => Error::Corruption(format!("WAL {number:06}.log: {m}")),
-        other => other,
-    }
+    Ok(replayed)
 }
 
 fn flush_recovered(db: &DbInner, mem: &Arc<MemTable>, edit: &mut VersionEdit) -> Result<()> {
@@ -412,21 +433,30 @@ fn write_options_file(db: &DbInner) -> Result<()> {
     Ok(())
 }
 
-/// Removes tables and blob files no version lists (left by a crash during flush or compaction),
-/// and temporary files from interrupted atomic writes.
-fn remove_orphans(db: &DbInner) -> Result<()> {
+/// Deals with tables and blob files no version lists (left by a crash during a flush or
+/// compaction, or by a crash between an edit and the deletion of the files it made obsolete):
+/// those an edit of a MANIFEST that recovered whole deleted are removed, the others are moved to
+/// `lost/` (open never deletes what it cannot prove obsolete). Temporary files of interrupted
+/// atomic writes are removed. Returns the names moved.
+fn remove_orphans(db: &DbInner, proven_obsolete: &HashSet<u64>) -> Result<Vec<String>> {
     let (tables, blobs) = db.versions.lock().live_files();
+    let mut unaccounted = Vec::new();
     for name in db.fs.list_dir(&db.dir)? {
-        let orphan = match filenames::parse(&name) {
-            Some((FileKind::Table, n)) => !tables.contains(&n),
-            Some((FileKind::Blob, n)) => !blobs.contains(&n),
-            Some((FileKind::Temp, _)) => true,
-            _ => false,
+        let (orphan, number) = match filenames::parse(&name) {
+            Some((FileKind::Table, n)) => (!tables.contains(&n), Some(n)),
+            Some((FileKind::Blob, n)) => (!blobs.contains(&n), Some(n)),
+            Some((FileKind::Temp, _)) => (true, None),
+            _ => (false, None),
         };
-        if orphan {
-            tracing::info!(file = %name, "removing a file no version refers to");
+        if !orphan {
+            continue;
+        }
+        if number.is_some_and(|n| !proven_obsolete.contains(&n)) {
+            unaccounted.push(name);
+        } else {
+            tracing::info!(target: "strata", file = %name, "removing an obsolete file");
             db.fs.remove_file(&db.dir.join(&name))?;
         }
     }
-    Ok(())
+    move_to_lost(db, &unaccounted)
 }

@@ -41,6 +41,7 @@ fn db_fields(opts: &Options) -> Vec<(&'static str, String)> {
         ("max_open_files", opts.max_open_files.to_string()),
         ("use_mmap_reads", opts.use_mmap_reads.to_string()),
         ("skip_corrupted_wal_records", opts.skip_corrupted_wal_records.to_string()),
+        ("wal_recovery_mode", opts.wal_recovery_mode.name().to_string()),
         ("soft_pending_compaction_bytes", opts.soft_pending_compaction_bytes.to_string()),
         ("hard_pending_compaction_bytes", opts.hard_pending_compaction_bytes.to_string()),
         ("cache_size", opts.cache_size.to_string()),
@@ -232,6 +233,10 @@ fn set_option(o: &mut Options, key: &str, v: &str) -> std::result::Result<(), St
         "max_open_files" => o.max_open_files = parse_usize(v)?,
         "use_mmap_reads" => o.use_mmap_reads = parse_bool(v)?,
         "skip_corrupted_wal_records" => o.skip_corrupted_wal_records = parse_bool(v)?,
+        "wal_recovery_mode" => {
+            o.wal_recovery_mode = crate::options::WalRecoveryMode::parse(v)
+                .ok_or_else(|| format!("unknown mode {v:?} (kPointInTimeRecovery, kAbsoluteConsistency, kTolerateCorruptedTailRecords, kSkipAnyCorruptedRecords)"))?
+        }
         "soft_pending_compaction_bytes" => o.soft_pending_compaction_bytes = parse_u64(v)?,
         "hard_pending_compaction_bytes" => o.hard_pending_compaction_bytes = parse_u64(v)?,
         "cache_size" => o.cache_size = parse_usize(v)?,

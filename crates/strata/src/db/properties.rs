@@ -184,6 +184,7 @@ impl DbInner {
             "background-error" => Some(self.background_error().map_or(String::new(), |e| e.to_string())),
             "num-snapshots" => Some(self.snapshots.sequences().len().to_string()),
             "histograms" => Some(self.latency_text()),
+            "recovery" => Some(self.recovery.lock().render()),
             "prometheus" => Some(self.prometheus_text()),
             _ => None,
         }

@@ -53,7 +53,7 @@ use crate::options::WriteOptions;
 use crate::util::sleep::SleepTimer;
 use crate::util::spin::AdaptiveSpin;
 use crate::wal::LogWriter;
-use crate::wal_header::WalHeader;
+use crate::wal_header::{RecordFlags, WalHeader};
 
 /// How far ahead of a synced WAL's records its file is zero-filled: an fdatasync that only
 /// overwrites allocated blocks costs about half of one that grows the file (ext4 on this
@@ -410,6 +410,11 @@ impl DbInner {
         if sync {
             self.make_earlier_writes_durable(leader)?;
         }
+        // What was durable before this record: recovery's evidence that damage before it is
+        // corruption, not a torn unsynced tail (wal_header::RecordFlags).
+        let earlier_wals_durable = self.closed_wals.lock().is_empty();
+        let prefix_durable = !leader.wal_unsynced && leader.wal_dir_synced && leader.wal.has_synced();
+        RecordFlags::new(earlier_wals_durable, prefix_durable).store(&mut leader.scratch);
         leader.wal.add_record(&leader.scratch)?;
         leader.wal_unsynced = true;
         self.stats.wal_bytes.fetch_add(leader.scratch.len() as u64, Ordering::Relaxed);
@@ -604,13 +609,17 @@ impl DbInner {
     pub(crate) fn switch_memtable(&self, leader: &mut LeaderState) -> Result<()> {
         // The newest WAL that may have lost records in a power loss: this one, or (if it holds
         // no unsynced batch, e.g. only unlogged writes filled its memtable) an older one.
-        let header = if leader.wal_unsynced {
-            WalHeader { prev_wal: leader.wal_number, prev_last_seq: leader.wal_last_seq }
+        let (unsynced_wal, unsynced_last_seq) = if leader.wal_unsynced {
+            (leader.wal_number, leader.wal_last_seq)
         } else {
-            let closed = self.closed_wals.lock();
-            closed
-                .last()
-                .map_or(WalHeader::first(), |w| WalHeader { prev_wal: w.number, prev_last_seq: w.last_seq })
+            self.closed_wals.lock().last().map_or((0, 0), |w| (w.number, w.last_seq))
+        };
+        let header = WalHeader {
+            prev_wal: leader.wal_number,
+            prev_last_seq: leader.wal_last_seq,
+            unsynced_wal,
+            unsynced_last_seq,
+            ..WalHeader::first()
         };
         let number = self.versions.lock().new_file_number();
         let wal = match self.create_wal(number, &header) {

@@ -43,6 +43,11 @@ pub struct Recovered {
     pub set: VersionSet,
     /// The MANIFEST file that was read.
     pub manifest_number: u64,
+    /// A torn last record that was dropped: (its offset, its bytes). Its edit was never
+    /// acknowledged: the record is synced before the edit is installed.
+    pub torn_tail: Option<(u64, u64)>,
+    /// Table and blob file numbers that an edit in this MANIFEST deleted: provably obsolete.
+    pub deleted_files: HashSet<u64>,
 }
 
 impl VersionSet {
@@ -79,8 +84,17 @@ impl VersionSet {
         let mut reader = LogReader::new(file, false);
         let mut version = Version::default();
         let (mut next_file, mut log_number, mut last_seq, mut saw_comparator) = (None, 0, 0, false);
-        while let Some(record) = reader.read_record()? {
-            let edit = VersionEdit::decode(&record)?;
+        let mut deleted_files = HashSet::new();
+        let mut end_of_records = 0;
+        let in_manifest = |e: Error| match e {
+            Error::Corruption(m) => Error::Corruption(format!("{name}: {m}")),
+            other => other,
+        };
+        while let Some(record) = reader.read_record().map_err(in_manifest)? {
+            end_of_records = reader.last_record_end();
+            let edit = VersionEdit::decode(&record).map_err(in_manifest)?;
+            deleted_files.extend(edit.deleted_files.iter().map(|&(_, n)| n));
+            deleted_files.extend(edit.deleted_blob_files.iter().copied());
             if let Some(c) = &edit.comparator {
                 if c != COMPARATOR_NAME {
                     return Err(Error::InvalidArgument(format!(
@@ -110,7 +124,9 @@ impl VersionSet {
             manifest: None,
             manifest_number,
         };
-        Ok(Recovered { set, manifest_number })
+        let torn_tail =
+            (reader.tail_dropped_bytes() > 0).then(|| (end_of_records, reader.tail_dropped_bytes()));
+        Ok(Recovered { set, manifest_number, torn_tail, deleted_files })
     }
 
     /// The current version.

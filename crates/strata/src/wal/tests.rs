@@ -146,15 +146,65 @@ fn zero_filled_tail_is_a_torn_tail() {
 }
 
 #[test]
-fn garbage_tail_with_no_valid_record_after_is_a_torn_tail() {
+fn a_complete_last_record_with_a_flipped_byte_is_corruption_not_a_torn_tail() {
     let records = vec![payload(100, 1), payload(200, 2)];
-    let (mut data, ends) = write_log(&records);
+    let (data, ends) = write_log(&records);
     let start = ends[0] as usize;
-    data[start + 20] ^= 0x40; // checksum mismatch in the last record
-    data.extend_from_slice(&payload(BLOCK_SIZE * 2, 99)); // and trailing junk
+    for at in start..data.len() {
+        let mut damaged = data.clone();
+        damaged[at] ^= 0x40;
+        let err = read_all(&mut reader(&damaged, false)).unwrap_err();
+        assert!(
+            err.is_corruption() && err.to_string().contains(&format!("offset {start}")),
+            "byte {at}: {err}"
+        );
+    }
+}
+
+#[test]
+fn a_last_record_with_a_zeroed_page_is_a_torn_tail() {
+    // A power cut kept the page holding the record's header but not the next one.
+    let records = vec![payload(4000, 1), payload(6000, 2)];
+    let (mut data, ends) = write_log(&records);
+    data[4096..8192].iter_mut().for_each(|b| *b = 0);
     let mut r = reader(&data, false);
     assert_eq!(read_all(&mut r).unwrap(), records[..1]);
-    assert_eq!(r.tail_dropped_bytes(), (data.len() - start) as u64);
+    assert_eq!(r.tail_dropped_bytes(), data.len() as u64 - ends[0]);
+    let mut events = reader(&data, false);
+    let mut out = Vec::new();
+    assert_eq!(events.next_event(&mut out).unwrap(), super::reader::LogEvent::Record);
+    match events.next_event(&mut out).unwrap() {
+        super::reader::LogEvent::Damage(d) => {
+            assert_eq!((d.offset, d.shape), (ends[0], super::reader::DamageShape::ZeroedPages))
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(events.next_event(&mut out).unwrap(), super::reader::LogEvent::End);
+}
+
+#[test]
+fn records_after_a_lost_page_are_reported_after_the_damage() {
+    // Pages persisted out of order: page 1 lost, later pages (and the next block) kept.
+    let records: Vec<Vec<u8>> = (0..30).map(|i| payload(1500, i)).collect();
+    let (mut data, _) = write_log(&records);
+    data[4096..8192].iter_mut().for_each(|b| *b = 0);
+    let mut r = reader(&data, false);
+    let mut out = Vec::new();
+    let mut kinds = Vec::new();
+    loop {
+        match r.next_event(&mut out).unwrap() {
+            super::reader::LogEvent::Record => kinds.push("record"),
+            super::reader::LogEvent::Damage(d) => {
+                assert!(d.looks_torn(), "{d:?}");
+                kinds.push("damage")
+            }
+            super::reader::LogEvent::End => break,
+        }
+    }
+    assert_eq!(kinds.first(), Some(&"record"));
+    assert!(kinds.contains(&"damage") && kinds.last() == Some(&"record"), "{kinds:?}");
+    // The strict view calls it corruption: a valid record follows the damage.
+    assert!(read_all(&mut reader(&data, false)).unwrap_err().is_corruption());
 }
 
 #[test]

@@ -137,6 +137,11 @@ impl LogWriter {
         Ok(())
     }
 
+    /// True once [`LogWriter::sync`] has succeeded: everything appended before that is durable.
+    pub fn has_synced(&self) -> bool {
+        self.synced
+    }
+
     /// Bytes in the file so far.
     pub fn file_size(&self) -> u64 {
         self.file.len()
