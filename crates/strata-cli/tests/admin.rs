@@ -328,3 +328,62 @@ fn version_names_the_commit_it_was_built_from() {
         _ => assert!(!commit.is_empty(), "{out:?}"),
     }
 }
+
+/// How many times `needle` occurs in `haystack`.
+fn count(haystack: &str, needle: &str) -> usize {
+    haystack.matches(needle).count()
+}
+
+/// strata's `Error::Io` prints its io::Error and also returns it as `source()`; the printer must
+/// not repeat it.
+#[test]
+fn an_io_error_prints_its_cause_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = db_flag(&tmp.path().join("db"));
+    ok(&["put", &d, "--create-if-missing", "k", "v"]);
+    let missing = tmp.path().join("missing");
+    let m = missing.display().to_string();
+    let file_flag = format!("--file={m}");
+    let runs: [Vec<&str>; 5] = [
+        vec!["sst-dump", &m],
+        vec!["wal-dump", &m],
+        vec!["manifest-dump", &m],
+        vec!["load", &d, &file_flag],
+        vec!["get", "--db=/nonexistent/x", "k"],
+    ];
+    for args in runs {
+        let r = strata(&args);
+        assert_eq!(r.code, 2, "{args:?}: {}", r.err);
+        assert_eq!(count(&r.err, "\n"), 1, "{args:?}: one line: {}", r.err);
+        assert!(r.err.starts_with("strata: ") && r.out.is_empty(), "{args:?}: {}{}", r.out, r.err);
+        assert!(count(&r.err, "(os error 2)") <= 1, "{args:?}: cause repeated: {}", r.err);
+    }
+    let r = strata(&["sst-dump", &m]);
+    assert_eq!(count(&r.err, &m), 2, "{}", r.err); // "sst-dump PATH: io error on PATH: ..."
+    assert_eq!(count(&r.err, "(os error 2)"), 1, "{}", r.err);
+}
+
+/// A bad `strata bench` command line is an error like any other: exit 2, the message on stderr,
+/// and nothing run or created.
+#[test]
+fn bench_rejects_a_bad_command_line_with_exit_2() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("bench-db");
+    let d = format!("--db={}", dir.display());
+    let runs: [(&[&str], &str); 6] = [
+        (&["--num=abc"], "--num: \"abc\" is not a valid integer"),
+        (&["--nosuch=1"], "unknown flag --nosuch"),
+        (&["--benchmarks=nosuch"], "unknown benchmark \"nosuch\""),
+        (&["--benchmarks=fillseq,nosuch", "--num=10"], "unknown benchmark \"nosuch\""),
+        (&["--sync=maybe"], "--sync:"),
+        (&["positional"], "unexpected argument \"positional\""),
+    ];
+    for (flags, message) in runs {
+        let args = [&["bench", "--engine=memory", d.as_str()], flags].concat();
+        let r = strata(&args);
+        assert_eq!(r.code, 2, "{args:?}: {}", r.err);
+        assert!(r.out.is_empty(), "{args:?}: {}", r.out);
+        assert!(r.err.starts_with("strata: ") && r.err.contains(message), "{args:?}: {}", r.err);
+        assert!(!dir.exists(), "{args:?} created the database");
+    }
+}
