@@ -363,6 +363,54 @@ fn an_io_error_prints_its_cause_once() {
     assert_eq!(count(&r.err, "(os error 2)"), 1, "{}", r.err);
 }
 
+/// `wal-dump` of something that is not a log fails; an empty log (created, nothing written, as a
+/// crash can leave it; or only preallocated zeros) is legal, and a torn tail is a note.
+#[test]
+fn wal_dump_rejects_a_file_that_is_not_a_log() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("db");
+    populated_db(&dir);
+    let text = tmp.path().join("text.log");
+    std::fs::write(&text, "hello, this is not a write-ahead log\n").unwrap();
+    let noise = tmp.path().join("noise.log");
+    let bytes: Vec<u8> = (0..5000u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect();
+    std::fs::write(&noise, bytes).unwrap();
+    let sst = files_with_ext(&dir, "sst")[0].clone();
+    let manifest_text = tmp.path().join("short.log");
+    std::fs::write(&manifest_text, "abc").unwrap();
+    for file in [&text, &noise, &sst, &manifest_text] {
+        let r = strata(&["wal-dump", &file.display().to_string()]);
+        assert_eq!(r.code, 2, "{}: {}{}", file.display(), r.out, r.err);
+        assert!(r.out.is_empty(), "{}", r.out);
+        let want = format!("strata: {}: not a log file", file.display());
+        assert!(r.err.starts_with(&want), "{}", r.err);
+    }
+
+    // A directory cannot be read at all; that is not damage in a log.
+    let r = strata(&["wal-dump", &dir.display().to_string()]);
+    assert_eq!(r.code, 2);
+    assert!(r.err.contains("cannot read") && !r.err.contains("damaged"), "{}", r.err);
+
+    let empty = tmp.path().join("empty.log");
+    std::fs::write(&empty, b"").unwrap();
+    let zeros = tmp.path().join("zeros.log");
+    std::fs::write(&zeros, vec![0u8; 100_000]).unwrap();
+    for file in [&empty, &zeros] {
+        let r = strata(&["wal-dump", &file.display().to_string()]);
+        assert_eq!(r.code, 0, "{}: {}", file.display(), r.err);
+        assert!(r.out.is_empty() && r.err.contains("no records: an empty log"), "{}", r.err);
+    }
+
+    let wal = files_with_ext(&dir, "log").last().unwrap().clone();
+    let mut torn = std::fs::read(&wal).unwrap();
+    torn.truncate(torn.len() - 3);
+    let torn_path = tmp.path().join("torn.log");
+    std::fs::write(&torn_path, torn).unwrap();
+    let r = strata(&["wal-dump", &torn_path.display().to_string()]);
+    assert_eq!(r.code, 0, "{}", r.err);
+    assert!(r.out.contains("in-the-wal ==> walvalue") && r.err.contains("torn tail"), "{}{}", r.out, r.err);
+}
+
 /// A bad `strata bench` command line is an error like any other: exit 2, the message on stderr,
 /// and nothing run or created.
 #[test]
