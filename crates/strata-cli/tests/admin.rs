@@ -435,3 +435,64 @@ fn bench_rejects_a_bad_command_line_with_exit_2() {
         assert!(!dir.exists(), "{args:?} created the database");
     }
 }
+
+/// The database's newest OPTIONS file, with a line appended that does not parse.
+fn damage_options_file(dir: &Path) -> String {
+    let file = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.file_name().unwrap().to_string_lossy().starts_with("OPTIONS-"))
+        .unwrap();
+    let mut f = std::fs::OpenOptions::new().append(true).open(&file).unwrap();
+    f.write_all(b"this line is garbage\n").unwrap();
+    file.file_name().unwrap().to_string_lossy().into_owned()
+}
+
+/// A damaged OPTIONS file does not lock readers out of a healthy database (they warn once and
+/// use the defaults), but writers refuse: the defaults could change the merge operator or
+/// compression of what they write. Neither changes the directory.
+#[test]
+fn a_damaged_options_file_warns_readers_and_stops_writers() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("db");
+    populated_db(&dir);
+    let healthy_dump = ok(&["dump", &db_flag(&dir)]);
+    let options = damage_options_file(&dir);
+    let before = snapshot(&dir);
+    // `check` is left out: it reads no OPTIONS file, and what it reports is its own business.
+    let reads = read_only_invocations(&dir).into_iter().filter(|a| a[0] != "check");
+    for args in reads {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let r = strata(&args);
+        assert_eq!(r.code, 0, "{args:?}: {}", r.err);
+        if matches!(args[0], "get" | "scan" | "dump" | "stats") {
+            let warning = "strata: warning: OPTIONS file ignored, reading with the default options: ";
+            assert!(r.err.starts_with(warning) && count(&r.err, "\n") == 1, "{args:?}: {}", r.err);
+            assert!(
+                r.err.contains(&options) && r.err.contains("\"this line is garbage\""),
+                "{args:?}: {}",
+                r.err
+            );
+        }
+        assert_eq!(snapshot(&dir), before, "strata {args:?} changed the directory");
+    }
+    assert_eq!(ok(&["dump", &db_flag(&dir)]), healthy_dump, "the defaults read every table and blob");
+
+    let d = db_flag(&dir);
+    let copy = tmp.path().join("copy").display().to_string();
+    let writes: [Vec<&str>; 5] = [
+        vec!["put", &d, "k", "v"],
+        vec!["delete", &d, "key0002"],
+        vec!["load", &d],
+        vec!["compact", &d],
+        vec!["checkpoint", &d, &copy],
+    ];
+    for args in writes {
+        let r = strata_with_input(&args, b"a ==> b\n");
+        assert_eq!(r.code, 2, "{args:?}: {}", r.err);
+        assert!(r.err.starts_with("strata: refusing to write to "), "{args:?}: {}", r.err);
+        assert!(r.err.contains(&options) && r.err.contains("remove it"), "{args:?}: {}", r.err);
+        assert_eq!(snapshot(&dir), before, "strata {args:?} changed the directory");
+    }
+    assert!(!Path::new(&copy).exists());
+}
