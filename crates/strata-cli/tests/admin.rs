@@ -496,3 +496,14 @@ fn a_damaged_options_file_warns_readers_and_stops_writers() {
     }
     assert!(!Path::new(&copy).exists());
 }
+
+/// ldb spells it `--create_if_missing`; both spellings work wherever the flag does.
+#[test]
+fn ldb_spelling_of_create_if_missing_is_accepted() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (a, b) = (db_flag(&tmp.path().join("a")), db_flag(&tmp.path().join("b")));
+    assert_eq!(ok(&["put", &a, "--create_if_missing", "k", "v"]), "OK\n");
+    let r = strata_with_input(&["load", &b, "--create_if_missing"], b"k ==> v\n");
+    assert_eq!(r.code, 0, "{}", r.err);
+    assert_eq!(ok(&["get", &b, "k"]), "v\n");
+}

@@ -58,8 +58,8 @@ pub enum AdminCommand {
         db: DbArg,
         #[command(flatten)]
         out: OutputArgs,
-        /// Create the database if it does not exist.
-        #[arg(long)]
+        /// Create the database if it does not exist (ldb's --create_if_missing also works).
+        #[arg(long, alias = "create_if_missing")]
         create_if_missing: bool,
         /// The key (hex with --hex).
         key: String,
@@ -100,8 +100,8 @@ pub enum AdminCommand {
         /// Read the dump from this file instead of stdin.
         #[arg(long, value_name = "FILE")]
         file: Option<PathBuf>,
-        /// Create the database if it does not exist.
-        #[arg(long)]
+        /// Create the database if it does not exist (ldb's --create_if_missing also works).
+        #[arg(long, alias = "create_if_missing")]
         create_if_missing: bool,
     },
     /// Per-level files and sizes, pending compaction bytes, cache usage, write amplification.
