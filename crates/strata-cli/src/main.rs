@@ -53,17 +53,48 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    match cli.command {
-        Command::Bench { args } => match bench::main(&args) {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(e) => {
-                eprintln!("strata: {e:#}");
-                ExitCode::FAILURE
-            }
-        },
-        Command::Admin(cmd) => admin::run(cmd).unwrap_or_else(|e| {
-            eprintln!("strata: {e:#}");
-            ExitCode::from(admin::EXIT_ERROR)
-        }),
+    let result = match cli.command {
+        Command::Bench { args } => bench::main(&args).map(|()| ExitCode::SUCCESS),
+        Command::Admin(cmd) => admin::run(cmd),
+    };
+    // Every error exits 2, bench's included (a bad flag is a bad command line, as for clap's own
+    // usage errors), so scripts can tell "failed" from `get`'s 1 for an absent key.
+    result.unwrap_or_else(|e| {
+        eprintln!("strata: {}", error_text(&e));
+        ExitCode::from(admin::EXIT_ERROR)
+    })
+}
+
+/// `what: cause: cause ...` on one line, as anyhow's `{:#}` prints it, but leaving out a cause
+/// whose text is already in the line: `strata::Error::Io` prints its `io::Error` and also returns
+/// it as `source()`, so `{:#}` would print "No such file or directory" twice.
+fn error_text(e: &anyhow::Error) -> String {
+    let mut text = String::new();
+    for cause in e.chain() {
+        let part = cause.to_string();
+        if text.contains(&part) {
+            continue;
+        }
+        if !text.is_empty() {
+            text.push_str(": ");
+        }
+        text.push_str(&part);
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::error_text;
+
+    #[test]
+    fn a_cause_already_in_the_message_is_printed_once() {
+        let io = std::io::Error::from(std::io::ErrorKind::NotFound);
+        let e = anyhow::Error::new(strata::Error::io("/x/1.sst", io)).context("sst-dump /x/1.sst");
+        let text = error_text(&e);
+        assert_eq!(text.matches("entity not found").count(), 1, "{text}");
+        assert!(text.starts_with("sst-dump /x/1.sst: io error on /x/1.sst: "), "{text}");
+        let chained = anyhow::anyhow!("inner").context("outer");
+        assert_eq!(error_text(&chained), "outer: inner");
     }
 }

@@ -328,3 +328,182 @@ fn version_names_the_commit_it_was_built_from() {
         _ => assert!(!commit.is_empty(), "{out:?}"),
     }
 }
+
+/// How many times `needle` occurs in `haystack`.
+fn count(haystack: &str, needle: &str) -> usize {
+    haystack.matches(needle).count()
+}
+
+/// strata's `Error::Io` prints its io::Error and also returns it as `source()`; the printer must
+/// not repeat it.
+#[test]
+fn an_io_error_prints_its_cause_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = db_flag(&tmp.path().join("db"));
+    ok(&["put", &d, "--create-if-missing", "k", "v"]);
+    let missing = tmp.path().join("missing");
+    let m = missing.display().to_string();
+    let file_flag = format!("--file={m}");
+    let runs: [Vec<&str>; 5] = [
+        vec!["sst-dump", &m],
+        vec!["wal-dump", &m],
+        vec!["manifest-dump", &m],
+        vec!["load", &d, &file_flag],
+        vec!["get", "--db=/nonexistent/x", "k"],
+    ];
+    for args in runs {
+        let r = strata(&args);
+        assert_eq!(r.code, 2, "{args:?}: {}", r.err);
+        assert_eq!(count(&r.err, "\n"), 1, "{args:?}: one line: {}", r.err);
+        assert!(r.err.starts_with("strata: ") && r.out.is_empty(), "{args:?}: {}{}", r.out, r.err);
+        assert!(count(&r.err, "(os error 2)") <= 1, "{args:?}: cause repeated: {}", r.err);
+    }
+    let r = strata(&["sst-dump", &m]);
+    assert_eq!(count(&r.err, &m), 2, "{}", r.err); // "sst-dump PATH: io error on PATH: ..."
+    assert_eq!(count(&r.err, "(os error 2)"), 1, "{}", r.err);
+}
+
+/// `wal-dump` of something that is not a log fails; an empty log (created, nothing written, as a
+/// crash can leave it; or only preallocated zeros) is legal, and a torn tail is a note.
+#[test]
+fn wal_dump_rejects_a_file_that_is_not_a_log() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("db");
+    populated_db(&dir);
+    let text = tmp.path().join("text.log");
+    std::fs::write(&text, "hello, this is not a write-ahead log\n").unwrap();
+    let noise = tmp.path().join("noise.log");
+    let bytes: Vec<u8> = (0..5000u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect();
+    std::fs::write(&noise, bytes).unwrap();
+    let sst = files_with_ext(&dir, "sst")[0].clone();
+    let manifest_text = tmp.path().join("short.log");
+    std::fs::write(&manifest_text, "abc").unwrap();
+    for file in [&text, &noise, &sst, &manifest_text] {
+        let r = strata(&["wal-dump", &file.display().to_string()]);
+        assert_eq!(r.code, 2, "{}: {}{}", file.display(), r.out, r.err);
+        assert!(r.out.is_empty(), "{}", r.out);
+        let want = format!("strata: {}: not a log file", file.display());
+        assert!(r.err.starts_with(&want), "{}", r.err);
+    }
+
+    // A directory cannot be read at all; that is not damage in a log.
+    let r = strata(&["wal-dump", &dir.display().to_string()]);
+    assert_eq!(r.code, 2);
+    assert!(r.err.contains("cannot read") && !r.err.contains("damaged"), "{}", r.err);
+
+    let empty = tmp.path().join("empty.log");
+    std::fs::write(&empty, b"").unwrap();
+    let zeros = tmp.path().join("zeros.log");
+    std::fs::write(&zeros, vec![0u8; 100_000]).unwrap();
+    for file in [&empty, &zeros] {
+        let r = strata(&["wal-dump", &file.display().to_string()]);
+        assert_eq!(r.code, 0, "{}: {}", file.display(), r.err);
+        assert!(r.out.is_empty() && r.err.contains("no records: an empty log"), "{}", r.err);
+    }
+
+    let wal = files_with_ext(&dir, "log").last().unwrap().clone();
+    let mut torn = std::fs::read(&wal).unwrap();
+    torn.truncate(torn.len() - 3);
+    let torn_path = tmp.path().join("torn.log");
+    std::fs::write(&torn_path, torn).unwrap();
+    let r = strata(&["wal-dump", &torn_path.display().to_string()]);
+    assert_eq!(r.code, 0, "{}", r.err);
+    assert!(r.out.contains("in-the-wal ==> walvalue") && r.err.contains("torn tail"), "{}{}", r.out, r.err);
+}
+
+/// A bad `strata bench` command line is an error like any other: exit 2, the message on stderr,
+/// and nothing run or created.
+#[test]
+fn bench_rejects_a_bad_command_line_with_exit_2() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("bench-db");
+    let d = format!("--db={}", dir.display());
+    let runs: [(&[&str], &str); 6] = [
+        (&["--num=abc"], "--num: \"abc\" is not a valid integer"),
+        (&["--nosuch=1"], "unknown flag --nosuch"),
+        (&["--benchmarks=nosuch"], "unknown benchmark \"nosuch\""),
+        (&["--benchmarks=fillseq,nosuch", "--num=10"], "unknown benchmark \"nosuch\""),
+        (&["--sync=maybe"], "--sync:"),
+        (&["positional"], "unexpected argument \"positional\""),
+    ];
+    for (flags, message) in runs {
+        let args = [&["bench", "--engine=memory", d.as_str()], flags].concat();
+        let r = strata(&args);
+        assert_eq!(r.code, 2, "{args:?}: {}", r.err);
+        assert!(r.out.is_empty(), "{args:?}: {}", r.out);
+        assert!(r.err.starts_with("strata: ") && r.err.contains(message), "{args:?}: {}", r.err);
+        assert!(!dir.exists(), "{args:?} created the database");
+    }
+}
+
+/// The database's newest OPTIONS file, with a line appended that does not parse.
+fn damage_options_file(dir: &Path) -> String {
+    let file = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.file_name().unwrap().to_string_lossy().starts_with("OPTIONS-"))
+        .unwrap();
+    let mut f = std::fs::OpenOptions::new().append(true).open(&file).unwrap();
+    f.write_all(b"this line is garbage\n").unwrap();
+    file.file_name().unwrap().to_string_lossy().into_owned()
+}
+
+/// A damaged OPTIONS file does not lock readers out of a healthy database (they warn once and
+/// use the defaults), but writers refuse: the defaults could change the merge operator or
+/// compression of what they write. Neither changes the directory.
+#[test]
+fn a_damaged_options_file_warns_readers_and_stops_writers() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("db");
+    populated_db(&dir);
+    let healthy_dump = ok(&["dump", &db_flag(&dir)]);
+    let options = damage_options_file(&dir);
+    let before = snapshot(&dir);
+    // `check` is left out: it reads no OPTIONS file, and what it reports is its own business.
+    let reads = read_only_invocations(&dir).into_iter().filter(|a| a[0] != "check");
+    for args in reads {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let r = strata(&args);
+        assert_eq!(r.code, 0, "{args:?}: {}", r.err);
+        if matches!(args[0], "get" | "scan" | "dump" | "stats") {
+            let warning = "strata: warning: OPTIONS file ignored, reading with the default options: ";
+            assert!(r.err.starts_with(warning) && count(&r.err, "\n") == 1, "{args:?}: {}", r.err);
+            assert!(
+                r.err.contains(&options) && r.err.contains("\"this line is garbage\""),
+                "{args:?}: {}",
+                r.err
+            );
+        }
+        assert_eq!(snapshot(&dir), before, "strata {args:?} changed the directory");
+    }
+    assert_eq!(ok(&["dump", &db_flag(&dir)]), healthy_dump, "the defaults read every table and blob");
+
+    let d = db_flag(&dir);
+    let copy = tmp.path().join("copy").display().to_string();
+    let writes: [Vec<&str>; 5] = [
+        vec!["put", &d, "k", "v"],
+        vec!["delete", &d, "key0002"],
+        vec!["load", &d],
+        vec!["compact", &d],
+        vec!["checkpoint", &d, &copy],
+    ];
+    for args in writes {
+        let r = strata_with_input(&args, b"a ==> b\n");
+        assert_eq!(r.code, 2, "{args:?}: {}", r.err);
+        assert!(r.err.starts_with("strata: refusing to write to "), "{args:?}: {}", r.err);
+        assert!(r.err.contains(&options) && r.err.contains("remove it"), "{args:?}: {}", r.err);
+        assert_eq!(snapshot(&dir), before, "strata {args:?} changed the directory");
+    }
+    assert!(!Path::new(&copy).exists());
+}
+
+/// ldb spells it `--create_if_missing`; both spellings work wherever the flag does.
+#[test]
+fn ldb_spelling_of_create_if_missing_is_accepted() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (a, b) = (db_flag(&tmp.path().join("a")), db_flag(&tmp.path().join("b")));
+    assert_eq!(ok(&["put", &a, "--create_if_missing", "k", "v"]), "OK\n");
+    let r = strata_with_input(&["load", &b, "--create_if_missing"], b"k ==> v\n");
+    assert_eq!(r.code, 0, "{}", r.err);
+    assert_eq!(ok(&["get", &b, "k"]), "v\n");
+}

@@ -27,15 +27,16 @@ pub fn manifest_dump(args: OutputArgs, db: Option<&Path>, file: Option<&Path>) -
         (None, None) => bail!("give --db=PATH or a MANIFEST file"),
     };
     let mut out = Out::new(args);
-    if !out.json {
-        out.line(&format!("{}:", path.display()))?;
-    }
     let mut version = Version::default();
     let mut n = 0u64;
     let result = for_each_record(&path, |offset, record| {
         let edit = VersionEdit::decode(record)
             .with_context(|| format!("{}: edit at offset {offset} does not decode", path.display()))?;
         n += 1;
+        // Titled at the first edit, so a file that is missing or not a MANIFEST prints nothing.
+        if n == 1 && !out.json {
+            out.line(&format!("{}:", path.display()))?;
+        }
         print_edit(&mut out, n, offset, &edit)?;
         // Applying shows the version the MANIFEST describes, and catches edits that contradict it.
         version = version

@@ -18,7 +18,7 @@ mod wal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand};
 use strata::{Db, Options};
 
@@ -58,8 +58,8 @@ pub enum AdminCommand {
         db: DbArg,
         #[command(flatten)]
         out: OutputArgs,
-        /// Create the database if it does not exist.
-        #[arg(long)]
+        /// Create the database if it does not exist (ldb's --create_if_missing also works).
+        #[arg(long, alias = "create_if_missing")]
         create_if_missing: bool,
         /// The key (hex with --hex).
         key: String,
@@ -100,8 +100,8 @@ pub enum AdminCommand {
         /// Read the dump from this file instead of stdin.
         #[arg(long, value_name = "FILE")]
         file: Option<PathBuf>,
-        /// Create the database if it does not exist.
-        #[arg(long)]
+        /// Create the database if it does not exist (ldb's --create_if_missing also works).
+        #[arg(long, alias = "create_if_missing")]
         create_if_missing: bool,
     },
     /// Per-level files and sizes, pending compaction bytes, cache usage, write amplification.
@@ -201,28 +201,60 @@ pub fn run(cmd: AdminCommand) -> Result<ExitCode> {
     Ok(ExitCode::from(code))
 }
 
+/// The newest `OPTIONS-NNNNNN` file of the database directory `dir`, the one
+/// `Options::load_latest` reads; `None` when there is none or `dir` cannot be listed (the open
+/// that follows then fails naming the real problem: no directory, not a directory, no access).
+fn newest_options_file(dir: &Path) -> Option<PathBuf> {
+    use strata::db::filenames::{self, FileKind};
+    let names = strata::fs::default_fs().list_dir(dir).ok()?;
+    let newest = names
+        .into_iter()
+        .filter_map(|name| match filenames::parse(&name) {
+            Some((FileKind::Options, n)) => Some((n, name)),
+            _ => None,
+        })
+        .max();
+    newest.map(|(_, name)| dir.join(name))
+}
+
 /// The options the database was last opened with (its newest OPTIONS file), so writes made here
 /// use its compression and block size and merges resolve with its merge operator; defaults for a
-/// directory without one. A damaged OPTIONS file is an error, not silently replaced.
-fn db_options(path: &Path) -> Result<Options> {
-    match Options::load_latest(path) {
-        Ok(opts) => Ok(opts),
-        Err(strata::Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
-            Ok(Options::default())
-        }
-        Err(e) => Err(e).with_context(|| format!("cannot read the OPTIONS file of {}", path.display())),
+/// directory without one. A damaged OPTIONS file must not lock the reader out of a healthy
+/// database, so a read-only open warns and uses the defaults; a write refuses, since the
+/// defaults could change the merge operator, compression or block size of what it writes.
+fn db_options(path: &Path, writes: bool) -> Result<Options> {
+    let Some(file) = newest_options_file(path) else { return Ok(Options::default()) };
+    let err = match Options::load(&file) {
+        Ok(opts) => return Ok(opts),
+        Err(e) => e,
+    };
+    // The engine's message usually names the file already; name it exactly once either way.
+    let shown = file.display().to_string();
+    let mut why = err.to_string().replace('\n', " ");
+    if !why.contains(&shown) {
+        why = format!("{shown}: {why}");
     }
+    if writes {
+        bail!(
+            "refusing to write to {}: {why}. Writing with the default options instead could change \
+             its merge operator, compression or block size: fix the OPTIONS file, or remove it to \
+             write with the defaults (docs/cli.md). Read-only commands still work",
+            path.display()
+        );
+    }
+    eprintln!("strata: warning: OPTIONS file ignored, reading with the default options: {why}");
+    Ok(Options::default())
 }
 
 /// Opens for reading without a lock and without touching the directory.
 fn open_read_only(path: &Path) -> Result<Db> {
-    Db::open_read_only(path, db_options(path)?)
+    Db::open_read_only(path, db_options(path, false)?)
         .with_context(|| format!("cannot open database {} read-only", path.display()))
 }
 
 /// Opens for writing (takes the lock), with the options the database was last opened with.
 fn open_writable(path: &Path, create_if_missing: bool) -> Result<Db> {
-    let opts = Options { create_if_missing, error_if_exists: false, ..db_options(path)? };
+    let opts = Options { create_if_missing, error_if_exists: false, ..db_options(path, true)? };
     Db::open(path, opts).with_context(|| format!("cannot open database {}", path.display()))
 }
 

@@ -8,7 +8,7 @@
 
 use std::path::Path;
 
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use serde_json::Value;
 use strata::batch::{decode_payload, OwnedRecord};
 use strata::key::ValueKind;
@@ -21,7 +21,10 @@ use super::EXIT_OK;
 /// Calls `f(offset, payload)` for every logical record of the log file at `path`, in order, and
 /// returns how many there were. Stops at the first damaged record with an error naming the file
 /// and offset. A torn tail (an incomplete last record, normal after a crash) is reported on
-/// stderr, not as an error.
+/// stderr, not as an error. A file with bytes but no complete record at all is an error: it is
+/// not a log file (or one torn during its very first write, which holds no data either way). A
+/// file with no bytes, or only the zeros a preallocating writer puts ahead of its records, has
+/// no record and no error: it is a log created and not yet written, as a crash can leave it.
 pub fn for_each_record(path: &Path, mut f: impl FnMut(u64, &[u8]) -> Result<()>) -> Result<u64> {
     let file = strata::fs::default_fs()
         .open_sequential(path)
@@ -30,8 +33,13 @@ pub fn for_each_record(path: &Path, mut f: impl FnMut(u64, &[u8]) -> Result<()>)
     let mut record = Vec::new();
     let mut records = 0u64;
     loop {
-        let more = reader.read_record_into(&mut record).with_context(|| {
-            format!("{}: damaged record after offset {}", path.display(), reader.last_record_offset())
+        let more = reader.read_record_into(&mut record).map_err(|e| {
+            // A failed read (a directory, an I/O error) is not damage in the file.
+            let what = match e {
+                strata::Error::Io { .. } => "cannot read".to_string(),
+                _ => format!("damaged record after offset {}", reader.last_record_offset()),
+            };
+            anyhow::Error::new(e).context(format!("{}: {what}", path.display()))
         })?;
         if !more {
             break;
@@ -39,22 +47,21 @@ pub fn for_each_record(path: &Path, mut f: impl FnMut(u64, &[u8]) -> Result<()>)
         records += 1;
         f(reader.last_record_offset(), &record)?;
     }
-    note_torn_tail(path, records, reader.tail_dropped_bytes());
-    Ok(records)
-}
-
-fn note_torn_tail(path: &Path, records: u64, dropped: u64) {
-    if dropped == 0 {
-        return;
+    let dropped = reader.tail_dropped_bytes();
+    if records == 0 && dropped > 0 {
+        bail!(
+            "{}: not a log file: no complete record in its {dropped} bytes \
+             (a log torn during its very first write looks the same, and holds no data)",
+            path.display()
+        );
     }
-    // With no complete record at all the file may not be a log; say so rather than fail, since
-    // a crash during the first write leaves exactly such a file.
-    let why = if records == 0 {
-        "no complete record (a torn first write, or not a log file)"
-    } else {
-        "an incomplete last record (a torn tail)"
-    };
-    eprintln!("note: {}: {dropped} bytes ignored: {why}", path.display());
+    if dropped > 0 {
+        eprintln!(
+            "note: {}: {dropped} bytes ignored: an incomplete last record (a torn tail)",
+            path.display()
+        );
+    }
+    Ok(records)
 }
 
 /// Runs `wal-dump`.
@@ -77,7 +84,9 @@ pub fn wal_dump(args: OutputArgs, path: &Path) -> Result<u8> {
     });
     // Records decoded before a damaged one are still worth seeing, so flush before failing.
     out.flush()?;
-    result?;
+    if result? == 0 {
+        eprintln!("note: {}: no records: an empty log (created, then nothing written)", path.display());
+    }
     Ok(EXIT_OK)
 }
 

@@ -119,7 +119,14 @@ pub const DEFAULT_BENCHMARKS: &str = "fillseq,readrandom,overwrite";
 /// The flag table: db_bench's names and defaults.
 pub static FLAGS: &[FlagSpec] = &[
     flag("benchmarks", DEFAULT_BENCHMARKS, "comma-separated benchmarks to run in order", |f, v| {
-        f.benchmarks = v.split(',').map(str::trim).filter(|s| !s.is_empty()).map(String::from).collect();
+        let names: Vec<String> =
+            v.split(',').map(str::trim).filter(|s| !s.is_empty()).map(String::from).collect();
+        // Checked here, not when the run reaches the name, so a typo fails before anything is
+        // printed, created or filled.
+        if let Some(bad) = names.iter().find(|n| super::workloads::Workload::parse(n).is_none()) {
+            return Err(super::workloads::unknown_benchmark(bad));
+        }
+        f.benchmarks = names;
         Ok(())
     }),
     flag("num", "1000000", "number of keys", |f, v| set_num(&mut f.num, v)),
@@ -498,6 +505,10 @@ mod tests {
         assert!(parse(&["--num"]).unwrap_err().to_string().contains("needs a value"));
         assert!(parse(&["--nonum"]).is_err(), "--no prefix only for booleans");
         assert!(parse(&["num=5"]).is_err());
+        let err = parse(&["--benchmarks=fillseq,nosuch"]).unwrap_err().to_string();
+        assert!(
+            err.starts_with("--benchmarks: unknown benchmark \"nosuch\"") && err.contains("multireadrandom")
+        );
         assert_eq!(parse(&["--help"]).unwrap_err(), FlagError::Help);
     }
 }

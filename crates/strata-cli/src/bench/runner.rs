@@ -264,10 +264,7 @@ pub fn open_csv(flags: &Flags) -> Result<Option<Arc<CsvReport>>> {
 
 fn check_benchmarks(flags: &Flags) -> Result<()> {
     if let Some(bad) = flags.benchmarks.iter().find(|b| Workload::parse(b).is_none()) {
-        bail!(
-            "unknown benchmark {bad:?}; known: fillseq fillrandom overwrite readrandom readseq readreverse \
-             seekrandom updaterandom mergerandom deleteseq deleterandom readwhilewriting seekrandomwhilewriting compact flush stats levelstats"
-        );
+        bail!("{}", super::workloads::unknown_benchmark(bad));
     }
     Ok(())
 }

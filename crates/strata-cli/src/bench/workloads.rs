@@ -40,30 +40,39 @@ pub enum Workload {
     Stats(StatsKind),
 }
 
+/// Every benchmark name with its workload: the one list `parse`, `--help` and the error for an
+/// unknown name read, so none of them can leave a benchmark out.
+const TABLE: &[(&str, Workload)] = &[
+    ("fillseq", Workload::FillSeq),
+    ("fillrandom", Workload::FillRandom),
+    ("overwrite", Workload::Overwrite),
+    ("readrandom", Workload::ReadRandom),
+    ("multireadrandom", Workload::MultiReadRandom),
+    ("readseq", Workload::ReadSeq),
+    ("readreverse", Workload::ReadReverse),
+    ("seekrandom", Workload::SeekRandom),
+    ("updaterandom", Workload::UpdateRandom),
+    ("mergerandom", Workload::MergeRandom),
+    ("deleteseq", Workload::DeleteSeq),
+    ("deleterandom", Workload::DeleteRandom),
+    ("readwhilewriting", Workload::ReadWhileWriting),
+    ("seekrandomwhilewriting", Workload::SeekRandomWhileWriting),
+    ("compact", Workload::Compact),
+    ("flush", Workload::Flush),
+    ("stats", Workload::Stats(StatsKind::Stats)),
+    ("levelstats", Workload::Stats(StatsKind::LevelStats)),
+];
+
+/// The error text for a benchmark name [`Workload::parse`] does not know: it lists every one.
+pub fn unknown_benchmark(name: &str) -> String {
+    let known: Vec<&str> = TABLE.iter().map(|(n, _)| *n).collect();
+    format!("unknown benchmark {name:?}; known: {}", known.join(" "))
+}
+
 impl Workload {
     /// The workload for a db_bench benchmark name.
     pub fn parse(name: &str) -> Option<Self> {
-        Some(match name {
-            "fillseq" => Self::FillSeq,
-            "fillrandom" => Self::FillRandom,
-            "overwrite" => Self::Overwrite,
-            "readrandom" => Self::ReadRandom,
-            "multireadrandom" => Self::MultiReadRandom,
-            "readseq" => Self::ReadSeq,
-            "readreverse" => Self::ReadReverse,
-            "seekrandom" => Self::SeekRandom,
-            "updaterandom" => Self::UpdateRandom,
-            "mergerandom" => Self::MergeRandom,
-            "deleteseq" => Self::DeleteSeq,
-            "deleterandom" => Self::DeleteRandom,
-            "readwhilewriting" => Self::ReadWhileWriting,
-            "seekrandomwhilewriting" => Self::SeekRandomWhileWriting,
-            "compact" => Self::Compact,
-            "flush" => Self::Flush,
-            "stats" => Self::Stats(StatsKind::Stats),
-            "levelstats" => Self::Stats(StatsKind::LevelStats),
-            _ => return None,
-        })
+        TABLE.iter().find(|(n, _)| *n == name).map(|(_, w)| *w)
     }
 
     /// Whether db_bench starts this benchmark on a freshly destroyed database.
