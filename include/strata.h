@@ -222,6 +222,13 @@ void strata_checkpoint(strata_t* db, const char* path, char** errptr);
 /* Makes every acknowledged write durable, as if each had been written with sync set (RocksDB's
  * SyncWAL): fdatasyncs the current WAL and any older one still holding unsynced records. */
 void strata_sync_wal(strata_t* db, char** errptr);
+/* After a background error (a failed flush, compaction, or WAL write or sync) the database is
+ * read-only and writes fail with a message starting "database is read-only after a background
+ * error: ". If the cause is retryable (a full disk or quota), this retries the failed work once
+ * space is back and accepts writes again (RocksDB's rocksdb_resume); a failed WAL is never written
+ * again. Does nothing without a background error. Sets *errptr when the error is not retryable
+ * (corruption, a panic, EIO) or the retry fails; the database then stays read-only. */
+void strata_resume(strata_t* db, char** errptr);
 /* Compacts every file overlapping [start_key, limit_key] to the last level; a NULL key means
  * unbounded on that side. */
 void strata_compact_range(strata_t* db, const char* start_key, size_t start_key_len,

@@ -66,12 +66,26 @@ fn engine_error(py: Python<'_>, e: strata::Error) -> PyErr {
         E::NotADatabase(_) => "NotADatabaseError",
         E::AlreadyExists(_) => "AlreadyExistsError",
         E::UnsupportedVersion { .. } => "UnsupportedVersionError",
-        E::Background(_) => "BackgroundError",
+        E::Background { cause, .. } => return background_error(py, msg, cause.as_deref(), e.is_retryable()),
         E::Closed => "ClosedError",
         E::Merge(_) => "MergeError",
         _ => "Error",
     };
     raise(py, name, (msg,))
+}
+
+/// A `BackgroundError` whose `cause` (and `__cause__`) is the mapped exception of the engine
+/// error's cause, if it has one, and whose `retryable` says whether `DB.resume()` may clear it.
+fn background_error(py: Python<'_>, msg: String, cause: Option<&strata::Error>, retryable: bool) -> PyErr {
+    // A cause is never itself a background error, so this recurses once at most.
+    let cause = cause.map(|c| engine_error(py, c.duplicate()));
+    let cause_value: Py<PyAny> = match &cause {
+        Some(c) => c.value(py).clone().into_any().unbind(),
+        None => py.None(),
+    };
+    let err = raise(py, "BackgroundError", (msg, cause_value, retryable));
+    err.set_cause(py, cause);
+    err
 }
 
 fn invalid_argument(py: Python<'_>, msg: String) -> PyErr {
@@ -523,6 +537,16 @@ impl PyDb {
     fn sync_wal(&self, py: Python<'_>) -> PyResult<()> {
         let db = self.handle(py)?;
         let r = py.detach(|| db.sync_wal());
+        check(py, r)
+    }
+
+    /// Leaves the read-only state a retryable background error (a full disk) put the database
+    /// in, as RocksDB's `Resume`: retries the failed work and, if it succeeds, accepts writes
+    /// again. Does nothing without a background error; raises the `BackgroundError` again when
+    /// it is not retryable (`retryable` is False) or the retry fails.
+    fn resume(&self, py: Python<'_>) -> PyResult<()> {
+        let db = self.handle(py)?;
+        let r = py.detach(|| db.resume());
         check(py, r)
     }
 

@@ -44,7 +44,18 @@ class UnsupportedVersionError(Error):
 
 
 class BackgroundError(Error):
-    """A background flush or compaction failed; the database is read-only until reopened."""
+    """A background flush or compaction, or a WAL write or sync, failed; the database is read-only
+    until ``DB.resume()`` clears a retryable error, or until it is reopened.
+
+    ``cause`` is the exception the failed step met (a ``StrataIOError`` with ``errno`` ENOSPC for a
+    full disk, a ``CorruptionError`` for a damaged table), also set as ``__cause__``; it is None when
+    the step panicked. ``retryable`` is True when ``DB.resume()`` may clear the error.
+    """
+
+    def __init__(self, message, cause=None, retryable=False):
+        super().__init__(message)
+        self.cause = cause
+        self.retryable = retryable
 
 
 class ClosedError(Error, RuntimeError):

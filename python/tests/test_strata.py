@@ -533,6 +533,52 @@ def test_corruption_error(path):
             list(db.iterator())
 
 
+def test_resume_without_a_background_error_does_nothing(db):
+    db.put(b"a", b"1")
+    assert db.resume() is None
+    db.put(b"b", b"2")
+    assert db[b"b"] == b"2"
+
+
+def test_background_error_carries_its_cause_and_corruption_is_not_resumed(path):
+    db = strata.DB(path)
+    for _ in range(2):
+        fill(db, 200)
+        db.flush()
+    db.close()
+    ssts = sorted(f for f in os.listdir(path) if f.endswith(".sst"))
+    assert len(ssts) == 2
+    p = os.path.join(path, ssts[0])
+    data = bytearray(open(p, "rb").read())
+    data[0] ^= 0xFF  # the first data block
+    open(p, "wb").write(bytes(data))
+
+    db = strata.DB(path)
+    with pytest.raises(strata.CorruptionError):
+        db.compact_range()
+    with pytest.raises(strata.BackgroundError) as ei:
+        db.put(b"x", b"y")
+    err = ei.value
+    assert str(err).startswith("database is read-only after a background error: manual compaction: corruption")
+    assert isinstance(err.cause, strata.CorruptionError)
+    assert err.__cause__ is err.cause
+    assert err.retryable is False
+    with pytest.raises(strata.BackgroundError) as again:
+        db.resume()
+    assert isinstance(again.value.cause, strata.CorruptionError)
+    with pytest.raises(strata.BackgroundError):
+        db.put(b"x", b"y")
+    assert db[b"k0001"] == b"v1"  # reads of undamaged tables keep working
+    with pytest.raises(strata.BackgroundError):
+        db.close()
+
+
+def test_background_error_can_be_built_without_a_cause():
+    e = strata.BackgroundError("database is read-only after a background error: flush panicked: boom")
+    assert e.cause is None and e.retryable is False
+    assert str(e).endswith("boom")
+
+
 def test_calls_after_close_raise(path):
     db = strata.DB(path)
     db.put(b"a", b"1")
@@ -553,6 +599,7 @@ def test_calls_after_close_raise(path):
         lambda: db.write_batch(),
         lambda: db.flush(),
         lambda: db.sync_wal(),
+        lambda: db.resume(),
         lambda: db.compact_range(),
         lambda: db.property("strata.stats"),
         lambda: next(it),

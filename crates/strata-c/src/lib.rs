@@ -1143,6 +1143,20 @@ pub unsafe extern "C" fn strata_sync_wal(db: *mut strata_t, errptr: *mut *mut c_
     unsafe { finish(errptr, r, ()) }
 }
 
+/// Leaves the read-only state a retryable background error (a full disk) put the database in
+/// (`Db::resume`; RocksDB's `rocksdb_resume`): retries the failed work and accepts writes again
+/// if it succeeds. Does nothing without a background error; sets `errptr` to the error when it
+/// is not retryable or the retry fails, and the database stays read-only.
+#[no_mangle]
+pub unsafe extern "C" fn strata_resume(db: *mut strata_t, errptr: *mut *mut c_char) {
+    let r = guard(|| {
+        // SAFETY: `db` is NULL or a live database handle (header contract).
+        unsafe { handle(db, "db") }?.db.resume().map_err(err_str)
+    });
+    // SAFETY: `errptr` is NULL or a writable `char*` holding NULL or a malloc'd message (header).
+    unsafe { finish(errptr, r, ()) }
+}
+
 /// Waits until no flush or compaction runs or is due (`Db::wait_for_compactions`): 1 once
 /// settled, 0 if `timeout_micros` (negative: no limit) passed first or on an error.
 #[no_mangle]

@@ -118,12 +118,35 @@ pub enum Error {
         /// The newest version this build reads.
         supported: u32,
     },
-    /// A background flush or compaction (or a WAL write) failed; the database is read-only until
+    /// A background flush or compaction (or a WAL write or sync) failed; the database is
+    /// read-only until [`Db::resume`](crate::Db::resume) clears the error or the database is
     /// reopened. Every later write, `flush`, `compact_range` and `close` returns it; the message
-    /// names the failed job and its cause. See the fault-injection example on
-    /// [`FileSystem`](crate::fs::FileSystem).
-    #[error("database is read-only after a background error: {0}")]
-    Background(String),
+    /// names the failed job and its cause. [`Error::background_cause`] gives the cause as a typed
+    /// error and [`Error::is_retryable`] says whether `resume` may clear it. See the
+    /// fault-injection example on [`FileSystem`](crate::fs::FileSystem).
+    ///
+    /// ```
+    /// use strata::Error;
+    /// let full = std::io::Error::from(std::io::ErrorKind::StorageFull);
+    /// let e = Error::Background {
+    ///     context: "flush".to_string(),
+    ///     cause: Some(Box::new(Error::io("/db/000012.sst", full))),
+    /// };
+    /// assert!(e.to_string().starts_with("database is read-only after a background error: flush: io error"));
+    /// assert!(matches!(e.background_cause(), Some(Error::Io { source, .. })
+    ///     if source.kind() == std::io::ErrorKind::StorageFull));
+    /// assert!(e.is_retryable());
+    /// ```
+    #[error("database is read-only after a background error: {context}{}", cause_suffix(.cause))]
+    Background {
+        /// What failed: `"flush"`, `"compaction"`, `"manual compaction"`, `"WAL write"`,
+        /// `"creating a WAL"`, `"syncing the WAL"`, or for a panic `"<job> panicked: <message>"`.
+        context: String,
+        /// The error the failed step returned; `None` when it panicked (the panic message is in
+        /// `context`). Never itself a `Background` error.
+        #[source]
+        cause: Option<Box<Error>>,
+    },
     /// The database is closing: returned to a `flush` or background job still waiting when the
     /// last handle is dropped. Not normally seen by callers, since every method needs a live handle
     /// (so there is no deterministic example).
@@ -154,6 +177,13 @@ pub enum Error {
 fn path_suffix(p: &Option<PathBuf>) -> String {
     match p {
         Some(p) => format!(" on {}", p.display()),
+        None => String::new(),
+    }
+}
+
+fn cause_suffix(cause: &Option<Box<Error>>) -> String {
+    match cause {
+        Some(c) => format!(": {c}"),
         None => String::new(),
     }
 }
@@ -212,6 +242,68 @@ impl Error {
         matches!(self, Error::Corruption(_))
     }
 
+    /// The typed cause of an [`Error::Background`]: the IO error, corruption or other error the
+    /// failed flush, compaction or WAL write returned. `None` for every other variant, and for a
+    /// background error caused by a panic.
+    ///
+    /// ```
+    /// use strata::Error;
+    /// let cause = Some(Box::new(Error::corruption("bad block")));
+    /// let e = Error::Background { context: "compaction".into(), cause };
+    /// assert!(e.background_cause().is_some_and(Error::is_corruption));
+    /// assert!(Error::corruption("bad block").background_cause().is_none());
+    /// ```
+    pub fn background_cause(&self) -> Option<&Error> {
+        match self {
+            Error::Background { cause, .. } => cause.as_deref(),
+            _ => None,
+        }
+    }
+
+    /// True when the error may go away without anything being repaired, so that retrying the
+    /// operation (or [`Db::resume`](crate::Db::resume) after a background error) can succeed:
+    /// an IO error of kind `StorageFull` (ENOSPC), `QuotaExceeded` (EDQUOT), `Interrupted` or
+    /// `TimedOut`, or a [`Error::Background`] whose cause is one. False for everything else:
+    /// corruption, a panic, a merge error, and IO errors such as EIO that say the device or the
+    /// file is bad.
+    ///
+    /// Whether the failed operation was an fsync does not matter here: after a failed fsync the
+    /// file's unsynced pages may be lost (docs/durability.md, "Assumptions"), so `resume` never
+    /// syncs or appends to that file again; it starts a new WAL and flushes the memtables whose
+    /// writes were in the old one.
+    ///
+    /// ```
+    /// use std::io::{Error as IoError, ErrorKind};
+    /// use strata::Error;
+    /// assert!(Error::io("/db/000005.log", IoError::from(ErrorKind::StorageFull)).is_retryable());
+    /// assert!(!Error::io("/db/000005.log", IoError::other("EIO")).is_retryable());
+    /// assert!(!Error::corruption("block checksum mismatch").is_retryable());
+    /// ```
+    pub fn is_retryable(&self) -> bool {
+        use std::io::ErrorKind as K;
+        match self {
+            Error::Io { source, .. } => {
+                matches!(source.kind(), K::StorageFull | K::QuotaExceeded | K::Interrupted | K::TimedOut)
+            }
+            Error::Background { cause: Some(cause), .. } => cause.is_retryable(),
+            _ => false,
+        }
+    }
+
+    /// Wraps `cause` as the [`Error::Background`] of a failed `context` (a job or WAL step),
+    /// unless it already is one, which is kept as it is.
+    pub(crate) fn background(context: &str, cause: Error) -> Error {
+        match cause {
+            Error::Background { .. } => cause,
+            other => Error::Background { context: context.to_string(), cause: Some(Box::new(other)) },
+        }
+    }
+
+    /// The [`Error::Background`] of a `context` that panicked with `message`.
+    pub(crate) fn background_panic(context: &str, message: &str) -> Error {
+        Error::Background { context: format!("{context} panicked: {message}"), cause: None }
+    }
+
     /// A copy of this error (`Error` is not `Clone` because `std::io::Error` is not): the same
     /// variant and message, and for [`Error::Io`] the same path and `io::ErrorKind` (the source is
     /// rebuilt from its message).
@@ -237,7 +329,10 @@ impl Error {
             Error::UnsupportedVersion { what, found, supported } => {
                 Error::UnsupportedVersion { what, found: *found, supported: *supported }
             }
-            Error::Background(m) => Error::Background(m.clone()),
+            Error::Background { context, cause } => Error::Background {
+                context: context.clone(),
+                cause: cause.as_ref().map(|c| Box::new(c.duplicate())),
+            },
             Error::Closed => Error::Closed,
             Error::ReadOnly => Error::ReadOnly,
             Error::Merge(m) => Error::Merge(m.clone()),

@@ -20,7 +20,7 @@ fn kind(r: &strata::Result<Db>) -> &'static str {
         Err(Error::NotADatabase(_)) => "NotADatabase",
         Err(Error::AlreadyExists(_)) => "AlreadyExists",
         Err(Error::UnsupportedVersion { .. }) => "UnsupportedVersion",
-        Err(Error::Background(_)) => "Background",
+        Err(Error::Background { .. }) => "Background",
         Err(Error::Closed) => "Closed",
         Err(Error::Merge(_)) => "Merge",
         Err(_) => "other",

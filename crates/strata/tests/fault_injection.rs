@@ -105,7 +105,7 @@ fn io_kind(e: &Error) -> Option<ErrorKind> {
 }
 
 fn is_background(e: &Error) -> bool {
-    matches!(e, Error::Background(_))
+    matches!(e, Error::Background { .. })
 }
 
 /// The database is in the read-only error state: the property says so, writes fail with
@@ -1161,7 +1161,7 @@ fn sync_wal_makes_unsynced_writes_durable_and_a_failure_makes_the_database_read_
     c.fault.add_rule(Rule::new(Op::Sync).on_path(".log"));
     assert!(c.db.sync_wal().is_err(), "sync_wal succeeded despite a failed fdatasync");
     assert_read_only(&c.db, "after a failed sync_wal");
-    assert!(matches!(c.db.sync_wal(), Err(Error::Background(_))), "sync_wal in the error state");
+    assert!(matches!(c.db.sync_wal(), Err(Error::Background { .. })), "sync_wal in the error state");
     c.close();
     assert_no_engine_panics();
 }

@@ -51,7 +51,9 @@ fn a_lone_write_whose_wal_sync_panics_and_later_writes_fail() {
     let handle = std::thread::spawn(move || tx.send(writer.put(&SYNC, &key(0, 2), b"v")).unwrap());
     let later = rx.recv_timeout(Duration::from_secs(20)).expect("a write after the panic hung");
     match later {
-        Err(Error::Background(m)) => assert!(m.contains("a write panicked"), "{m}"),
+        Err(Error::Background { context, cause: None }) => {
+            assert!(context.contains("a write panicked"), "{context}");
+        }
         other => panic!("a write after the panic must fail with a Background error, got {other:?}"),
     }
     handle.join().unwrap(); // its handle on the database is gone before the reopen
@@ -95,7 +97,7 @@ fn writers_queued_behind_a_panicking_group_get_errors_instead_of_hanging() {
     for _ in 0..WRITERS {
         match rx.recv_timeout(Duration::from_secs(30)).expect("a writer hung after the panic") {
             None => panicked += 1,
-            Some(error) => assert!(matches!(error, Error::Background(_)), "{error:?}"),
+            Some(error) => assert!(matches!(error, Error::Background { .. }), "{error:?}"),
         }
     }
     assert_eq!(panicked, 1, "one write hit the panic");

@@ -63,10 +63,18 @@ fn a_merge_operator_panicking_in_a_manual_compaction_makes_the_database_read_onl
     armed.store(true, Ordering::Relaxed);
     let files_before = files(dir.path());
     let err = db.compact_range(None, None).unwrap_err();
-    assert!(matches!(&err, Error::Background(m) if m.contains("panicked")), "{err:?}");
+    assert!(
+        matches!(&err, Error::Background { context, cause: None } if context.contains("panicked")),
+        "{err:?}"
+    );
     assert_eq!(files(dir.path()), files_before, "the failed compaction's partial outputs are removed");
-    assert!(matches!(db.put(&w, b"x", b"y"), Err(Error::Background(_))));
-    assert!(matches!(db.compact_range(None, None), Err(Error::Background(_))));
+    assert!(matches!(db.put(&w, b"x", b"y"), Err(Error::Background { .. })));
+    assert!(matches!(db.compact_range(None, None), Err(Error::Background { .. })));
+    // A panic is not retryable: `resume` returns the error unchanged and writes stay refused.
+    assert!(!err.is_retryable());
+    let resumed = db.resume().expect_err("resume cleared a merge operator's panic");
+    assert_eq!(resumed.to_string(), err.to_string());
+    assert!(matches!(db.put(&w, b"x", b"y"), Err(Error::Background { .. })));
     drop(db);
 
     armed.store(false, Ordering::Relaxed);
@@ -102,8 +110,11 @@ fn a_merge_operator_panicking_in_a_background_compaction_makes_the_database_read
         assert!(Instant::now() < deadline, "the background compaction's panic never reached the writers");
         std::thread::sleep(Duration::from_millis(5));
     };
-    assert!(matches!(&err, Error::Background(m) if m.contains("panicked")), "{err:?}");
-    assert!(matches!(db.flush(), Err(Error::Background(_))));
+    assert!(
+        matches!(&err, Error::Background { context, cause: None } if context.contains("panicked")),
+        "{err:?}"
+    );
+    assert!(matches!(db.flush(), Err(Error::Background { .. })));
     drop(db);
 
     armed.store(false, Ordering::Relaxed);

@@ -138,7 +138,10 @@ fn reports_the_background_error_of_a_failed_compaction() {
     let db = Db::open(dir.path(), opts).unwrap();
     operands_up_to_the_level0_trigger(&db, trigger);
     let err = db.wait_for_compactions(Some(Duration::from_secs(60))).unwrap_err();
-    assert!(matches!(&err, Error::Background(m) if m.contains("panicked")), "{err:?}");
+    assert!(
+        matches!(&err, Error::Background { context, cause: None } if context.contains("panicked")),
+        "{err:?}"
+    );
 }
 
 #[test]

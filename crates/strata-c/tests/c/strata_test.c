@@ -439,6 +439,14 @@ int main(int argc, char** argv) {
   CHECK(strata_wait_for_compactions(NULL, -1, &err) == 0);
   EXPECT_ERR(err, "db is NULL");
 
+  /* Nothing to resume without a background error; a NULL handle is an error. */
+  strata_resume(db, &err);
+  CHECK_NO_ERR(err);
+  strata_put(db, wo, "after-resume", 12, "v", 1, &err);
+  CHECK_NO_ERR(err);
+  strata_resume(NULL, &err);
+  EXPECT_ERR(err, "db is NULL");
+
   /* Properties. */
   char* prop = strata_property_value(db, "strata.stats");
   CHECK(prop != NULL && strlen(prop) > 0);

@@ -77,7 +77,10 @@ pub(crate) fn run(db: &DbInner, input: &mut dyn InternalIterator, spec: &OutputS
     // removed like those of a failed write.
     let written = crate::util::panics::catch_panic(|| job.consume(input).and_then(|()| job.finish_all()))
         .unwrap_or_else(|message| {
-            Err(Error::Background(format!("panicked while writing output files: {message}")))
+            Err(Error::Background {
+                context: format!("panicked while writing output files: {message}"),
+                cause: None,
+            })
         });
     match written {
         Ok(()) => Ok(job.out),

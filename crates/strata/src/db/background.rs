@@ -6,7 +6,10 @@
 //! both, a flush always first.
 //!
 //! A failed flush or compaction puts the database into a read-only error state: writes return
-//! the error, reads keep working, and reopening recovers from the WAL and MANIFEST.
+//! the error, reads keep working, and reopening recovers from the WAL and MANIFEST, or
+//! `Db::resume` clears a retryable error (`resume.rs`). While a resume runs, the error stays
+//! set and no compaction starts, but flushes run again; a job that fails meanwhile replaces the
+//! error and ends the resume.
 
 use std::collections::{HashSet, VecDeque};
 use std::fmt;
@@ -41,7 +44,11 @@ pub(crate) struct BgState {
     pub flushing: bool,
     pub compacting: bool,
     pub manual_waiting: usize,
+    /// The error that made the database read-only: always an `Error::Background`.
     pub error: Option<Error>,
+    /// `Db::resume` is retrying the failed work: flushes run despite `error`, and a job that
+    /// fails replaces `error` and clears this flag, which is how the resume learns of it.
+    pub resuming: bool,
     pub shutting_down: bool,
     pub threads: Vec<JoinHandle<()>>,
     /// Files removed from the version, to delete once no reader holds them.
@@ -54,7 +61,7 @@ impl BgState {
     /// error state, or is closing, so the work it waits for may never run.
     fn end_of_wait(&self) -> Result<()> {
         if let Some(e) = &self.error {
-            return Err(Error::Background(e.to_string()));
+            return Err(e.duplicate());
         }
         if self.shutting_down {
             return Err(Error::Closed);
@@ -204,7 +211,7 @@ impl DbInner {
                 if !matches!(e, Error::Closed) {
                     tracing::error!(error = %e, what, "background job failed; database is now read-only");
                     self.log_background_error(what, &e);
-                    self.record_background_error(&mut bg, e);
+                    self.record_background_error(&mut bg, Error::background(what, e));
                 }
             }
             self.bg_cv.notify_all();
@@ -212,14 +219,15 @@ impl DbInner {
     }
 
     fn next_work(&self, bg: &mut BgState, role: Role) -> Option<Work> {
-        if bg.error.is_some() {
+        // In the error state nothing runs, except the flushes a resume waits for.
+        if bg.error.is_some() && !bg.resuming {
             return None;
         }
         if role != Role::Compactions && !bg.flushing && !bg.imm_queue.is_empty() {
             bg.flushing = true;
             return Some(Work::Flush);
         }
-        if role != Role::Flushes && !bg.compacting && bg.manual_waiting == 0 {
+        if bg.error.is_none() && role != Role::Flushes && !bg.compacting && bg.manual_waiting == 0 {
             let c = picker::pick(&self.super_version.load().version, &self.opts)?;
             bg.compacting = true;
             return Some(Work::Compact(c));
@@ -227,21 +235,23 @@ impl DbInner {
         None
     }
 
-    /// Records a failure that makes the database read-only.
+    /// Records a failure of `what` that makes the database read-only.
     pub(crate) fn set_background_error(&self, e: &Error, what: &str) {
         tracing::error!(error = %e, what, "database is now read-only");
         self.log_background_error(what, e);
-        let e = match e {
-            Error::Background(_) => e.duplicate(),
-            _ => Error::Background(format!("{what}: {e}")),
-        };
-        self.record_background_error(&mut self.bg.lock(), e);
+        self.record_background_error(&mut self.bg.lock(), Error::background(what, e.duplicate()));
         self.bg_cv.notify_all();
     }
 
-    /// Keeps `e` as the background error unless one is already kept; the only way one is set.
+    /// Keeps `e` (an `Error::Background`) as the background error unless one is already kept;
+    /// the only way one is set. During a resume the new failure replaces the one being retried
+    /// and ends the resume.
     fn record_background_error(&self, bg: &mut BgState, e: Error) {
-        bg.error.get_or_insert(e);
+        if std::mem::take(&mut bg.resuming) {
+            bg.error = Some(e);
+        } else {
+            bg.error.get_or_insert(e);
+        }
         self.has_background_error.store(true, Ordering::Release);
     }
 
@@ -250,10 +260,7 @@ impl DbInner {
         if !self.has_background_error.load(Ordering::Acquire) {
             return None;
         }
-        self.bg.lock().error.as_ref().map(|e| match e {
-            Error::Background(_) => e.duplicate(),
-            other => Error::Background(other.to_string()),
-        })
+        self.bg.lock().error.as_ref().map(Error::duplicate)
     }
 
     /// Flushes the oldest immutable memtable to an L0 table.
@@ -647,7 +654,7 @@ impl DbInner {
             }
             bg.manual_waiting -= 1;
             if let Some(e) = &bg.error {
-                return Err(Error::Background(e.to_string()));
+                return Err(e.duplicate());
             }
             bg.compacting = true;
         }
@@ -659,7 +666,7 @@ impl DbInner {
         if let Err(e) = &result {
             if !matches!(e, Error::Closed) {
                 self.log_background_error("manual compaction", e);
-                self.record_background_error(&mut bg, e.duplicate());
+                self.record_background_error(&mut bg, Error::background("manual compaction", e.duplicate()));
             }
         }
         result
@@ -697,7 +704,7 @@ impl DbInner {
 /// instead of ending the thread with its job flag still set and every writer waiting for it.
 fn run_job<T>(what: &str, job: impl FnOnce() -> Result<T>) -> Result<T> {
     crate::util::panics::catch_panic(job)
-        .unwrap_or_else(|message| Err(Error::Background(format!("{what} panicked: {message}"))))
+        .unwrap_or_else(|message| Err(Error::background_panic(what, &message)))
 }
 
 fn edit_for(out: &Outputs, level: usize) -> VersionEdit {

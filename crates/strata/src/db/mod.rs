@@ -13,8 +13,8 @@
 
 // The handle ties the WAL, memtables, version set, caches and background work together. Submodules
 // own one concern each: `open` (recovery phases), `write` (group commit and backpressure), `read`
-// (point lookups), `background` (flush, compaction scheduling, obsolete files), `db_iter` (user
-// iterators), `properties` (statistics).
+// (point lookups), `background` (flush, compaction scheduling, obsolete files), `resume`
+// (leaving the background-error state), `db_iter` (user iterators), `properties` (statistics).
 //
 // Reads never take a lock: the current memtables and version are published together as one
 // immutable `SuperVersion` behind an atomic pointer (arc-swap). Lock order when several are held:
@@ -34,6 +34,7 @@ mod options_file;
 mod properties;
 mod read;
 mod recovery_report;
+mod resume;
 mod table_cache;
 pub(crate) mod wal_replay;
 mod write;
@@ -97,8 +98,8 @@ pub(crate) struct DbInner {
     pub(crate) iter_pool: iter_pool::IterPool,
     /// Set when the last handle is dropped, so long jobs can stop early.
     pub closing: AtomicBool,
-    /// Set (never cleared) once `BgState::error` holds an error: every write asks, and a load
-    /// is cheaper than the background mutex it would otherwise take.
+    /// Set once `BgState::error` holds an error, cleared only by a successful `Db::resume`:
+    /// every write asks, and a load is cheaper than the background mutex it would otherwise take.
     pub(crate) has_background_error: AtomicBool,
     /// What the open that built this handle dropped, skipped or set aside.
     pub(crate) recovery: parking_lot::Mutex<RecoveryReport>,
@@ -444,7 +445,8 @@ impl Db {
     /// # Errors
     /// `ReadOnly` on a read-only handle; `Background` when the database is already in the
     /// error state; `Io` when a sync fails, which also puts the database into the read-only
-    /// error state, since a failed fsync is never retried (docs/durability.md).
+    /// error state, since a failed fsync is never retried (docs/durability.md; [`Db::resume`]
+    /// moves on to a new WAL instead).
     ///
     /// ```
     /// # let dir = tempfile::tempdir()?;
@@ -461,6 +463,45 @@ impl Db {
             return Err(Error::ReadOnly);
         }
         self.inner.sync_wal_on_request()
+    }
+
+    /// Leaves the read-only error state a retryable background error put the database in
+    /// (RocksDB's `DB::Resume`), so that writes are accepted again without reopening.
+    ///
+    /// With no background error it returns `Ok` at once. An error that is not
+    /// [retryable](Error::is_retryable) (corruption, a panic in a job or a merge operator, an IO
+    /// error such as EIO) is returned unchanged, and only reopening the database recovers.
+    /// A retryable one (a full disk or quota) is retried while writes stay refused:
+    /// - after a failed WAL write, sync or creation, the memtable is switched to a new WAL and
+    ///   the failed WAL is never written or synced again (after a failed fsync its unsynced
+    ///   pages may be lost); every memtable is then flushed, so that no acknowledged write
+    ///   depends on that WAL;
+    /// - after a failed flush, the memtables waiting for it are flushed;
+    /// - after a failed compaction, the error is cleared and the compaction is scheduled again
+    ///   (if it fails again, the database turns read-only again and later calls report it).
+    ///
+    /// Writes blocked meanwhile wait for the outcome. Acknowledged writes are never lost; a
+    /// write that failed may or may not be present after a later reopen, but never in part.
+    ///
+    /// # Errors
+    /// The error unchanged when it is not retryable; when the retried work fails again (the disk
+    /// is still full), its new `Background` error, and the database stays read-only.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir()?;
+    /// use strata::{Db, Error, Options, WriteOptions};
+    /// let db = Db::open(dir.path(), Options::default())?;
+    /// db.resume()?; // no background error: nothing to do
+    /// if let Err(e) = db.put(&WriteOptions::default(), b"k", b"v") {
+    ///     if e.is_retryable() {
+    ///         // e.g. ENOSPC: free some space, then
+    ///         db.resume()?;
+    ///     }
+    /// }
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn resume(&self) -> Result<()> {
+        self.inner.resume()
     }
 
     /// Writes an openable copy of the database to `target`, a directory that must not exist

@@ -163,7 +163,7 @@ impl UnwindGuard<'_> {
     #[cold]
     #[inline(never)]
     fn fail_the_turn(&self) {
-        let e = Error::Background("a write panicked".to_string());
+        let e = Error::Background { context: "a write panicked".to_string(), cause: None };
         self.db.set_background_error(&e, "write");
         if self.group.is_empty() {
             self.db.write_queue.finish_solo();
@@ -294,6 +294,11 @@ pub(crate) struct LeaderState {
     wal_last_seq: u64,
     /// The WAL's directory entry has been made durable.
     wal_dir_synced: bool,
+    /// A WAL append, sync or creation failed (the database is in the error state). After a
+    /// failed fsync the WAL's unsynced pages may be lost, and after a failed append it may end
+    /// in a torn record, so `Db::resume` does not write or sync it again: it switches to a new
+    /// WAL and flushes every memtable (`abandon_wal`).
+    pub wal_failed: bool,
 }
 
 impl LeaderState {
@@ -310,6 +315,7 @@ impl LeaderState {
             wal_unsynced: false,
             wal_last_seq: 0,
             wal_dir_synced: true,
+            wal_failed: false,
         }
     }
 }
@@ -394,6 +400,7 @@ impl DbInner {
             encode_group(&mut leader.scratch, first_seq, count, group);
             let sync = group.iter().any(|w| w.opts().sync);
             if let Err(e) = self.append_wal(leader, sync) {
+                leader.wal_failed = true;
                 self.set_background_error(&e, "WAL write");
                 return Err(e);
             }
@@ -607,6 +614,41 @@ impl DbInner {
     ///
     /// The caller has counted the new memtable in `memtable_budget`; a failed switch uncounts it.
     pub(crate) fn switch_memtable(&self, leader: &mut LeaderState) -> Result<()> {
+        let switched = self.switch_memtable_and_wal(leader, true);
+        if let Err(e) = &switched {
+            self.memtable_budget.remove_memtable();
+            leader.wal_failed = true;
+            self.set_background_error(e, "creating a WAL");
+        }
+        switched
+    }
+
+    /// For `Db::resume` after a failed WAL append, sync or creation (`LeaderState::wal_failed`):
+    /// switches the memtable, even an empty one, to a new WAL and drops the old WAL's writer
+    /// without syncing it (nor any WAL in `closed_wals`). The old file stays on disk, never
+    /// written again, until the flush of the memtables switched out makes it obsolete: the
+    /// flush, not the old WAL, then holds its writes, and recovery no longer replays it, so no
+    /// record of a failed write that reached it (a group whose sync failed) can come back beside
+    /// the writes that reuse its sequence numbers. No write may go in until that flush is done
+    /// (`resume` holds the leader lock throughout).
+    pub(crate) fn abandon_wal(&self, leader: &mut LeaderState) -> Result<()> {
+        // Counted as a flush's switch is: taken even with every memtable slot in use.
+        self.memtable_budget.add_memtable(true);
+        if let Err(e) = self.switch_memtable_and_wal(leader, false) {
+            self.memtable_budget.remove_memtable();
+            return Err(e);
+        }
+        // The closed WALs' writes are in memtables the same flush covers, and one of them may
+        // be the WAL whose fsync failed: none is synced again. (Left listed, one could be until
+        // the flush thread drops it, after `resume` has returned.)
+        self.closed_wals.lock().clear();
+        leader.wal_failed = false;
+        Ok(())
+    }
+
+    /// [`DbInner::switch_memtable`] without its error handling. With `keep_old_wal` a WAL with
+    /// unsynced records goes to `closed_wals`, to be synced later; without, it is just closed.
+    fn switch_memtable_and_wal(&self, leader: &mut LeaderState, keep_old_wal: bool) -> Result<()> {
         // The newest WAL that may have lost records in a power loss: this one, or (if it holds
         // no unsynced batch, e.g. only unlogged writes filled its memtable) an older one.
         let (unsynced_wal, unsynced_last_seq) = if leader.wal_unsynced {
@@ -622,21 +664,14 @@ impl DbInner {
             ..WalHeader::first()
         };
         let number = self.versions.lock().new_file_number();
-        let wal = match self.create_wal(number, &header) {
-            Ok(wal) => wal,
-            Err(e) => {
-                self.memtable_budget.remove_memtable();
-                self.set_background_error(&e, "creating a WAL");
-                return Err(e);
-            }
-        };
+        let wal = self.create_wal(number, &header)?;
         // Sized for as many keys as the full one held: workloads are steady, and a growing
         // index would pause the writer to rehash.
         let expected_keys = leader.mem.distinct_keys();
         let old_mem =
             std::mem::replace(&mut leader.mem, Arc::new(MemTable::with_expected_keys(expected_keys)));
         let old_wal = std::mem::replace(&mut leader.wal, wal);
-        if leader.wal_unsynced {
+        if leader.wal_unsynced && keep_old_wal {
             let closed = ClosedWal { number: leader.wal_number, last_seq: leader.wal_last_seq, wal: old_wal };
             self.closed_wals.lock().push(closed);
         }
@@ -662,9 +697,17 @@ impl DbInner {
     }
 
     /// Creates WAL `number` starting with `header`. Its directory entry is made durable later,
-    /// by the first `sync=true` write in it (`append_wal`) or at close.
+    /// by the first `sync=true` write in it (`append_wal`) or at close. A WAL that could not be
+    /// started (no space for its header) is removed again if it can be: nothing refers to it,
+    /// and a retried switch (`Db::resume`) creates another.
     fn create_wal(&self, number: u64, header: &WalHeader) -> Result<LogWriter> {
-        start_wal(self.fs.create(&filenames::wal(&self.dir, number))?, header)
+        let path = filenames::wal(&self.dir, number);
+        let file = self.fs.create(&path)?;
+        start_wal(file, header).inspect_err(|_| {
+            if let Err(e) = self.fs.remove_file(&path) {
+                tracing::warn!(error = %e, "could not remove a WAL that failed to start");
+            }
+        })
     }
 
     /// Syncs the WALs closed with unsynced records, oldest first. One that fails stays listed;
@@ -697,7 +740,10 @@ impl DbInner {
         if let Some(e) = self.background_error() {
             return Err(e);
         }
-        self.sync_all_wals(&mut leader).inspect_err(|e| self.set_background_error(e, "syncing the WAL"))
+        self.sync_all_wals(&mut leader).inspect_err(|e| {
+            leader.wal_failed = true;
+            self.set_background_error(e, "syncing the WAL");
+        })
     }
 
     fn sync_all_wals(&self, leader: &mut LeaderState) -> Result<()> {

@@ -11,7 +11,8 @@
 //! the path for failures of the operating system (build them with
 //! [`Error::io`](crate::Error::io)), and [`Error::Locked`](crate::Error::Locked) from
 //! [`FileSystem::lock`]. An error the engine gets while writing makes the database read-only
-//! ([`Error::Background`](crate::Error::Background)) rather than risk losing data.
+//! ([`Error::Background`](crate::Error::Background)) rather than risk losing data, until
+//! [`Db::resume`](crate::Db::resume) clears a retryable one (such as `StorageFull`).
 
 mod mapped_range;
 mod posix;
@@ -339,14 +340,20 @@ pub trait FileLock: Send + Sync {}
 /// fs.fail_tables.store(true, Ordering::SeqCst);
 /// db.put(&WriteOptions::default(), b"b", b"2")?; // in the WAL and the memtable
 /// let err = db.flush().unwrap_err();
-/// assert!(matches!(err, Error::Background(_)) && err.to_string().contains("disk full"), "{err}");
-/// // The database is now read-only until reopened.
-/// assert!(matches!(db.put(&WriteOptions::default(), b"c", b"3"), Err(Error::Background(_))));
-/// assert!(matches!(db.close(), Err(Error::Background(_))));
+/// assert!(matches!(err, Error::Background { .. }) && err.to_string().contains("disk full"), "{err}");
+/// let cause = err.background_cause();
+/// assert!(matches!(cause, Some(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::StorageFull));
+/// // The database is now read-only until resumed or reopened.
+/// assert!(matches!(db.put(&WriteOptions::default(), b"c", b"3"), Err(Error::Background { .. })));
 ///
+/// // A full disk is retryable: once there is space again, `resume` retries the flush.
 /// fs.fail_tables.store(false, Ordering::SeqCst);
+/// db.resume()?;
+/// db.put(&WriteOptions::default(), b"c", b"3")?;
+/// drop(db);
 /// let db = Db::open(dir.path(), Options { fs, ..Options::default() })?;
-/// assert_eq!(db.get(&ReadOptions::new(), b"b")?, Some(b"2".to_vec())); // recovered from the WAL
+/// assert_eq!(db.get(&ReadOptions::new(), b"b")?, Some(b"2".to_vec()));
+/// assert_eq!(db.get(&ReadOptions::new(), b"c")?, Some(b"3".to_vec()));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub trait FileSystem: Send + Sync + 'static {

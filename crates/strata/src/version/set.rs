@@ -166,9 +166,21 @@ impl VersionSet {
     /// Appends `edit` durably to the MANIFEST, then installs the version it produces.
     ///
     /// # Errors
-    /// Any IO error; the current version is then unchanged and the caller must treat the database
-    /// as failed (the MANIFEST tail is unknown).
-    pub fn log_and_apply(&mut self, mut edit: VersionEdit) -> Result<Arc<Version>> {
+    /// Any IO error; the current version and the counters are then unchanged, and the caller
+    /// must treat the database as failed. The MANIFEST's tail is unknown (a torn record, or
+    /// pages a failed fsync dropped), so it is never appended to again: the next edit, after
+    /// `Db::resume`, writes a new MANIFEST.
+    pub fn log_and_apply(&mut self, edit: VersionEdit) -> Result<Arc<Version>> {
+        let counters = (self.log_number, self.last_sequence);
+        let applied = self.try_log_and_apply(edit);
+        if applied.is_err() {
+            (self.log_number, self.last_sequence) = counters;
+            self.manifest = None;
+        }
+        applied
+    }
+
+    fn try_log_and_apply(&mut self, mut edit: VersionEdit) -> Result<Arc<Version>> {
         let next = self.current.apply(&edit)?;
         let rolled_over = self.manifest.as_ref().is_none_or(|m| m.file_size() > MANIFEST_ROLL_BYTES);
         if let Some(n) = edit.log_number {
