@@ -1118,6 +1118,7 @@ fn report_dict<'py>(py: Python<'py>, r: &RepairReport) -> PyResult<Bound<'py, Py
     }
     d.set_item("dangling_blob_references", dangling)?;
     d.set_item("wal_files", &r.wal_files)?;
+    d.set_item("wal_files_cut_short", &r.wal_files_cut_short)?;
     d.set_item("wal_records_salvaged", r.wal_records_salvaged)?;
     d.set_item("wal_records_dropped", r.wal_records_dropped)?;
     d.set_item("wal_bytes_skipped", r.wal_bytes_skipped)?;

@@ -75,8 +75,9 @@ fn print_report(out: &mut Out, r: &RepairReport) -> Result<()> {
         r.blob_files_lost.len()
     ))?;
     out.line(&format!(
-        "WALs: {} files, {} records salvaged, {} records dropped, {} bytes skipped",
+        "WALs: {} files ({} cut short by an error), {} records salvaged, {} records dropped, {} bytes skipped",
         r.wal_files.len(),
+        r.wal_files_cut_short.len(),
         r.wal_records_salvaged,
         r.wal_records_dropped,
         r.wal_bytes_skipped
@@ -120,6 +121,7 @@ fn report_json(r: &RepairReport) -> Map<String, Value> {
         ("blob_files_lost", lost_json(&r.blob_files_lost)),
         ("dangling_blob_references", Value::Array(dangling.collect())),
         ("wal_files", r.wal_files.clone().into()),
+        ("wal_files_cut_short", r.wal_files_cut_short.clone().into()),
         ("wal_records_salvaged", r.wal_records_salvaged.into()),
         ("wal_records_dropped", r.wal_records_dropped.into()),
         ("wal_bytes_skipped", r.wal_bytes_skipped.into()),

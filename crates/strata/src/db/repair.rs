@@ -85,8 +85,12 @@ pub struct RepairReport {
     pub blob_files_lost: Vec<LostFile>,
     /// Kept tables' pointers into blob files that are not kept.
     pub dangling_blob_references: Vec<DanglingBlobs>,
-    /// WAL files read (then moved to `lost/`: their records are in tables now).
+    /// WAL files read (then moved to `lost/`: their records are in tables now; `other_moved`
+    /// says which of them could only be read in part).
     pub wal_files: Vec<u64>,
+    /// WAL files whose reading stopped at an error (opening failed, or an IO error): what came
+    /// before it was kept.
+    pub wal_files_cut_short: Vec<u64>,
     /// Write batches recovered from the WALs.
     pub wal_records_salvaged: u64,
     /// Write batches that passed their checksum but did not decode, dropped whole.
@@ -99,12 +103,13 @@ pub struct RepairReport {
 
 impl RepairReport {
     /// True when nothing was lost: no table or blob file moved to `lost/` as unreadable, no WAL
-    /// bytes or records dropped, and no pointer into a missing blob file.
+    /// bytes or records dropped or WAL cut short, and no pointer into a missing blob file.
     pub fn is_clean(&self) -> bool {
         self.tables_lost.is_empty()
             && self.blob_files_lost.iter().all(|f| f.reason == UNREFERENCED)
             && self.dangling_blob_references.is_empty()
             && self.wal_records_dropped == 0
+            && self.wal_files_cut_short.is_empty()
             && self.wal_bytes_skipped == 0
     }
 }
@@ -140,7 +145,7 @@ pub(crate) fn repair(path: &Path, opts: Options) -> Result<RepairReport> {
     r.resolve_overlaps(&db)?;
     let garbage = r.settle_blob_files()?;
     r.write_manifest(&db, garbage)?;
-    r.move_old_manifests(&found.manifests)?;
+    r.move_replaced_logs(&found.manifests)?;
     Ok(r.report)
 }
 
@@ -186,6 +191,8 @@ struct Repair {
     /// The highest file number seen anywhere: names, old MANIFESTs' counters, blob pointers.
     max_file_number: u64,
     max_sequence: u64,
+    /// The WALs read, with what to say when they are moved to `lost/`.
+    wals_read: Vec<(u64, String)>,
     lost_dir_made: bool,
 }
 
@@ -199,6 +206,7 @@ impl Repair {
             blob_files: BTreeMap::new(),
             max_file_number: 0,
             max_sequence: 0,
+            wals_read: Vec::new(),
             lost_dir_made: false,
         }
     }
@@ -310,30 +318,25 @@ impl Repair {
 
 // WALs: every record that still reads becomes part of a new L0 table.
 impl Repair {
-    /// Replays every WAL (oldest first, skipping damage) into memtables flushed to tables, then
-    /// moves the WALs to `lost/`.
+    /// Replays every WAL (oldest first, skipping damage) into memtables flushed to tables. The
+    /// WALs stay until the new MANIFEST is current: until then the old one (which does not list
+    /// the new tables) may still be the one an open reads.
     fn salvage_wals(&mut self, db: &DbInner, wals: &BTreeSet<u64>) -> Result<()> {
         let mut mem = Arc::new(MemTable::new());
         for &number in wals {
-            match self.salvage_wal(db, number, &mut mem)? {
-                None => self.report.wal_files.push(number),
+            let reason = match self.salvage_wal(db, number, &mut mem)? {
+                None => "salvaged: its records are in the repaired tables".to_string(),
+                // Opening failed, or reading hit an IO error: what was read before it is kept.
                 Some(e) => {
-                    // Opening failed, or reading hit an IO error: what was read before it is kept.
-                    let reason = format!("read stopped at an error (records before it are kept): {e}");
-                    let moved = self.move_to_lost(&wal_name(number), reason)?;
-                    self.report.other_moved.push(moved);
+                    self.report.wal_files_cut_short.push(number);
+                    format!("read stopped at an error (records before it are kept): {e}")
                 }
-            }
+            };
+            self.report.wal_files.push(number);
+            self.wals_read.push((number, reason));
         }
         if !mem.is_empty() {
             self.flush(db, &mem)?;
-        }
-        // The new tables' directory entries must be durable before their WALs leave.
-        self.fs.sync_dir(&self.dir)?;
-        for number in self.report.wal_files.clone() {
-            let reason = "salvaged: its records are in the repaired tables".to_string();
-            let moved = self.move_to_lost(&wal_name(number), reason)?;
-            self.report.other_moved.push(moved);
         }
         Ok(())
     }
@@ -646,9 +649,14 @@ impl Repair {
         Ok(())
     }
 
-    /// Moves the MANIFESTs found at the start to `lost/`; the new one is the only one left.
-    fn move_old_manifests(&mut self, numbers: &BTreeSet<u64>) -> Result<()> {
-        for &n in numbers {
+    /// Once the new MANIFEST is current: moves the salvaged WALs and the MANIFESTs found at the
+    /// start to `lost/`.
+    fn move_replaced_logs(&mut self, manifests: &BTreeSet<u64>) -> Result<()> {
+        for (number, reason) in std::mem::take(&mut self.wals_read) {
+            let moved = self.move_to_lost(&wal_name(number), reason)?;
+            self.report.other_moved.push(moved);
+        }
+        for &n in manifests {
             let moved = self.move_to_lost(&filenames::manifest_name(n), "replaced by repair".into())?;
             self.report.other_moved.push(moved);
         }
