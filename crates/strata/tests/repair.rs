@@ -96,9 +96,9 @@ fn small_opts() -> Options {
 /// every key reads back with its value.
 #[test]
 fn damaged_last_manifest_record_is_repaired_with_every_key() {
-    let n: u32 = if cfg!(debug_assertions) { 10_000 } else { 200_000 };
+    let n: u32 = if cfg!(debug_assertions) { 6_000 } else { 200_000 };
     let dir = tempfile::tempdir().unwrap();
-    let opts = Options { write_buffer_size: 512 << 10, ..small_opts() };
+    let opts = Options { write_buffer_size: 256 << 10, ..small_opts() };
     let mut model = Model::new();
     {
         let db = Db::open(dir.path(), opts.clone()).unwrap();
