@@ -449,11 +449,17 @@ impl Repair {
             }
         }
         let outputs = self.rewrite(db, &inputs, level, !older_remains)?;
-        let names: Vec<String> = outputs.iter().map(|&n| table_name(n)).collect();
+        let into = match (outputs.first(), outputs.last()) {
+            (Some(&a), Some(&b)) if a != b => {
+                format!("{} new tables, {} to {}", outputs.len(), table_name(a), table_name(b))
+            }
+            (Some(&a), _) => table_name(a),
+            _ => "nothing (every entry was a tombstone with nothing left to hide)".to_string(),
+        };
         for t in &inputs {
             let reason = format!(
-                "rewritten into {} (its key and sequence ranges overlap other tables')",
-                names.join(", ")
+                "rewritten with {} other tables into {into}: its key and sequence ranges overlap others'",
+                inputs.len() - 1
             );
             let moved = self.move_to_lost(&table_name(t.meta.number), reason)?;
             self.report.tables_replaced.push(moved);
