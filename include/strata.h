@@ -113,6 +113,15 @@ strata_t* strata_open(const strata_options_t* options, const char* name, char** 
 /* Stops background work, syncs the WAL and releases the lock. NULL is a no-op. */
 void strata_close(strata_t* db);
 
+/* Rebuilds the database in directory `path`, which need not open (damaged or missing CURRENT,
+ * MANIFEST, tables or WAL records), from its data files: every table and blob file that reads
+ * whole is kept, WAL records that still read are written to new tables, and a new MANIFEST
+ * replaces the old (RocksDB's rocksdb_repair_db). Files it takes out of the database are moved
+ * to `path/lost/`, never deleted. Pass the options the database is used with (e.g. from
+ * strata_options_load_latest). Sets *errptr when it cannot run: the database is open elsewhere
+ * ("locked"), `path` holds no database, or a file cannot be written. See docs/repair.md. */
+void strata_repair_db(const char* path, const strata_options_t* options, char** errptr);
+
 /* ---- Reads and writes -------------------------------------------------------------------- */
 
 void strata_put(strata_t* db, const strata_writeoptions_t* options, const char* key,

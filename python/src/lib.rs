@@ -15,9 +15,9 @@ use parking_lot::Mutex;
 use pyo3::exceptions::{PyKeyError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyByteArray, PyBytes, PyMemoryView, PyModule, PyString, PyTuple, PyType};
+use pyo3::types::{PyByteArray, PyBytes, PyDict, PyList, PyMemoryView, PyModule, PyString, PyTuple, PyType};
 use pyo3::PyErrArguments;
-use strata::{Compression, Db, DbIterator, Options, ReadOptions, WriteBatch, WriteOptions};
+use strata::{Compression, Db, DbIterator, Options, ReadOptions, RepairReport, WriteBatch, WriteOptions};
 
 // ---------------------------------------------------------------------------------------------
 // Errors
@@ -292,6 +292,63 @@ impl Drop for PyDb {
     }
 }
 
+/// The option keywords `DB(...)` and `repair_db(...)` share.
+struct OptionArgs {
+    write_buffer_size: Option<usize>,
+    cache_size: Option<usize>,
+    bloom_bits_per_key: Option<u32>,
+    compression: Option<String>,
+    min_blob_size: Option<usize>,
+    merge_operator: Option<String>,
+    sync_gather_micros: Option<u32>,
+    write_spin_micros: Option<u32>,
+    options: Option<String>,
+}
+
+impl OptionArgs {
+    /// `opts` with every keyword given applied, the `options` string last.
+    fn apply(self, py: Python<'_>, mut opts: Options) -> PyResult<Options> {
+        if let Some(v) = self.write_buffer_size {
+            opts.write_buffer_size = v;
+        }
+        if let Some(v) = self.cache_size {
+            opts.cache_size = v;
+        }
+        if let Some(v) = self.bloom_bits_per_key {
+            opts.bloom_bits_per_key = v;
+        }
+        if let Some(name) = self.compression {
+            let c = check(py, Compression::parse(&name))?;
+            opts.set_compression(c);
+        }
+        if let Some(v) = self.min_blob_size {
+            opts.min_blob_size = v;
+        }
+        if let Some(v) = self.sync_gather_micros {
+            opts.sync_gather_micros = v;
+        }
+        if let Some(v) = self.write_spin_micros {
+            opts.write_spin_micros = v;
+        }
+        if let Some(name) = self.merge_operator {
+            match strata::merge::builtin(&name) {
+                Some(op) => opts.merge_operator = Some(op),
+                None => {
+                    return Err(invalid_argument(
+                        py,
+                        format!("merge_operator: unknown operator {name:?} (expected \"uint64add\" or \"stringappend\")"),
+                    ))
+                }
+            }
+        }
+        if let Some(text) = self.options {
+            // Last, so that it wins over the keyword arguments (which all have defaults).
+            opts = check(py, opts.with_option_string(&text))?;
+        }
+        Ok(opts)
+    }
+}
+
 #[pymethods]
 impl PyDb {
     /// Opens (or creates) the database in directory `path`.
@@ -326,44 +383,18 @@ impl PyDb {
         write_spin_micros: Option<u32>,
         options: Option<String>,
     ) -> PyResult<Self> {
-        let mut opts = Options { create_if_missing, error_if_exists, ..Options::default() };
-        if let Some(v) = write_buffer_size {
-            opts.write_buffer_size = v;
-        }
-        if let Some(v) = cache_size {
-            opts.cache_size = v;
-        }
-        if let Some(v) = bloom_bits_per_key {
-            opts.bloom_bits_per_key = v;
-        }
-        if let Some(name) = compression {
-            let c = check(py, Compression::parse(&name))?;
-            opts.set_compression(c);
-        }
-        if let Some(v) = min_blob_size {
-            opts.min_blob_size = v;
-        }
-        if let Some(v) = sync_gather_micros {
-            opts.sync_gather_micros = v;
-        }
-        if let Some(v) = write_spin_micros {
-            opts.write_spin_micros = v;
-        }
-        if let Some(name) = merge_operator {
-            match strata::merge::builtin(&name) {
-                Some(op) => opts.merge_operator = Some(op),
-                None => {
-                    return Err(invalid_argument(
-                        py,
-                        format!("merge_operator: unknown operator {name:?} (expected \"uint64add\" or \"stringappend\")"),
-                    ))
-                }
-            }
-        }
-        if let Some(text) = options {
-            // Last, so that it wins over the keyword arguments (which all have defaults).
-            opts = check(py, opts.with_option_string(&text))?;
-        }
+        let args = OptionArgs {
+            write_buffer_size,
+            cache_size,
+            bloom_bits_per_key,
+            compression,
+            min_blob_size,
+            merge_operator,
+            sync_gather_micros,
+            write_spin_micros,
+            options,
+        };
+        let opts = args.apply(py, Options { create_if_missing, error_if_exists, ..Options::default() })?;
         let has_merge_operator = opts.merge_operator.is_some();
         let r = py.detach(|| Db::open(&path, opts));
         let db = check(py, r)?;
@@ -1026,12 +1057,107 @@ impl PyIterator {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Module functions
+// ---------------------------------------------------------------------------------------------
+
+/// Rebuilds the database in directory `path`, which need not open, from its data files
+/// (`strata::Db::repair`). Takes the same option keywords as `DB` (pass the options the
+/// database is used with). Returns the report as a dict; files taken out of the database are
+/// in `path/lost/`. Raises `LockedError` while the database is open and `NotADatabaseError`
+/// for a directory without one.
+#[pyfunction]
+#[pyo3(signature = (
+    path,
+    write_buffer_size = None,
+    cache_size = None,
+    bloom_bits_per_key = None,
+    compression = None,
+    min_blob_size = None,
+    merge_operator = None,
+    sync_gather_micros = None,
+    write_spin_micros = None,
+    options = None,
+))]
+#[allow(clippy::too_many_arguments)]
+fn repair_db<'py>(
+    py: Python<'py>,
+    path: PathBuf,
+    write_buffer_size: Option<usize>,
+    cache_size: Option<usize>,
+    bloom_bits_per_key: Option<u32>,
+    compression: Option<String>,
+    min_blob_size: Option<usize>,
+    merge_operator: Option<String>,
+    sync_gather_micros: Option<u32>,
+    write_spin_micros: Option<u32>,
+    options: Option<String>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let args = OptionArgs {
+        write_buffer_size,
+        cache_size,
+        bloom_bits_per_key,
+        compression,
+        min_blob_size,
+        merge_operator,
+        sync_gather_micros,
+        write_spin_micros,
+        options,
+    };
+    let opts = args.apply(py, Options { create_if_missing: false, ..Options::default() })?;
+    let r = py.detach(|| Db::repair(&path, opts));
+    report_dict(py, &check(py, r)?)
+}
+
+fn lost_list<'py>(py: Python<'py>, files: &[strata::db::LostFile]) -> PyResult<Bound<'py, PyList>> {
+    let list = PyList::empty(py);
+    for f in files {
+        let d = PyDict::new(py);
+        d.set_item("file", &f.file)?;
+        d.set_item("moved_to", &f.moved_to)?;
+        d.set_item("reason", &f.reason)?;
+        list.append(d)?;
+    }
+    Ok(list)
+}
+
+fn report_dict<'py>(py: Python<'py>, r: &RepairReport) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("clean", r.is_clean())?;
+    d.set_item("manifest_number", r.manifest_number)?;
+    d.set_item("last_sequence", r.last_sequence)?;
+    d.set_item("tables_kept", &r.tables_kept)?;
+    d.set_item("tables_lost", lost_list(py, &r.tables_lost)?)?;
+    d.set_item("tables_replaced", lost_list(py, &r.tables_replaced)?)?;
+    d.set_item("tables_from_wals", &r.tables_from_wals)?;
+    d.set_item("tables_rewritten", &r.tables_rewritten)?;
+    d.set_item("blob_files_kept", &r.blob_files_kept)?;
+    d.set_item("blob_files_lost", lost_list(py, &r.blob_files_lost)?)?;
+    let dangling = PyList::empty(py);
+    for x in &r.dangling_blob_references {
+        let e = PyDict::new(py);
+        e.set_item("table", x.table)?;
+        e.set_item("blob_file", x.blob_file)?;
+        e.set_item("entries", x.entries)?;
+        dangling.append(e)?;
+    }
+    d.set_item("dangling_blob_references", dangling)?;
+    d.set_item("wal_files", &r.wal_files)?;
+    d.set_item("wal_files_cut_short", &r.wal_files_cut_short)?;
+    d.set_item("wal_records_salvaged", r.wal_records_salvaged)?;
+    d.set_item("wal_records_dropped", r.wal_records_dropped)?;
+    d.set_item("wal_bytes_skipped", r.wal_bytes_skipped)?;
+    d.set_item("other_moved", lost_list(py, &r.other_moved)?)?;
+    Ok(d)
+}
+
+// ---------------------------------------------------------------------------------------------
 // Module
 // ---------------------------------------------------------------------------------------------
 
 /// The compiled part of the `strata` package; import `strata` instead.
 #[pymodule]
 fn _strata(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(repair_db, m)?)?;
     m.add_class::<PyDb>()?;
     m.add_class::<PyWriteBatch>()?;
     m.add_class::<PySnapshot>()?;

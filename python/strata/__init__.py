@@ -27,13 +27,14 @@ from ._errors import (
     StrataIOError,
     UnsupportedVersionError,
 )
-from ._strata import DB, Iterator, Snapshot, WriteBatch, __version__
+from ._strata import DB, Iterator, Snapshot, WriteBatch, __version__, repair_db
 
 __all__ = [
     "DB",
     "Iterator",
     "Snapshot",
     "WriteBatch",
+    "repair_db",
     "Error",
     "CorruptionError",
     "InvalidArgumentError",

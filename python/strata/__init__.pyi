@@ -4,7 +4,7 @@ import os
 from types import TracebackType
 from typing import Iterable
 from typing import Iterator as _Iterator
-from typing import Literal, Optional, Tuple, Type, TypeVar, Union, final, overload
+from typing import Any, Dict, Literal, Optional, Tuple, Type, TypeVar, Union, final, overload
 
 
 
@@ -14,6 +14,7 @@ __all__ = [
     "Iterator",
     "Snapshot",
     "WriteBatch",
+    "repair_db",
     "Error",
     "CorruptionError",
     "InvalidArgumentError",
@@ -249,3 +250,21 @@ class DB:
     def __setitem__(self, key: _Bytes, value: _Bytes, /) -> None: ...
     def __delitem__(self, key: _Bytes, /) -> None: ...
     def __contains__(self, key: _Bytes, /) -> bool: ...
+
+def repair_db(
+    path: _Path,
+    write_buffer_size: Optional[int] = None,
+    cache_size: Optional[int] = None,
+    bloom_bits_per_key: Optional[int] = None,
+    compression: Optional[Literal["none", "snappy", "lz4", "zstd"]] = None,
+    min_blob_size: Optional[int] = None,
+    merge_operator: Optional[Literal["uint64add", "stringappend"]] = None,
+    sync_gather_micros: Optional[int] = None,
+    write_spin_micros: Optional[int] = None,
+    options: Optional[str] = None,
+) -> Dict[str, Any]:
+    """Rebuild the database at ``path`` from its data files (``strata repair``); returns the report.
+
+    Files taken out of the database are moved to ``path/lost/``. Raises ``LockedError`` while the
+    database is open and ``NotADatabaseError`` for a directory without one.
+    """

@@ -730,3 +730,38 @@ def test_gil_released_during_long_calls(path):
         assert max(gaps) < duration / 2, (max(gaps), duration)
         assert db.get(b"key00000002") == value[::-1]
         assert db.get(b"key00000003") == value
+
+
+# --- repair -------------------------------------------------------------------------------------
+
+
+def test_repair_db_rebuilds_a_database_without_current(path):
+    with strata.DB(path, write_buffer_size=64 << 10, min_blob_size=64) as db:
+        for i in range(500):
+            db.put(b"k%04d" % i, b"v%d" % i * (20 if i % 2 else 1))
+        db.flush()
+        db.put(b"in-the-wal", b"w")
+    os.remove(os.path.join(path, "CURRENT"))
+    with pytest.raises(strata.Error):
+        strata.DB(path, create_if_missing=False)
+
+    report = strata.repair_db(path, min_blob_size=64)
+    assert report["clean"] is True
+    assert report["wal_records_salvaged"] == 1
+    assert report["tables_kept"] and report["blob_files_kept"]
+    moved = [m["moved_to"] for m in report["other_moved"]]
+    assert any(m.startswith("lost/MANIFEST-") for m in moved)
+    assert all(os.path.exists(os.path.join(path, m)) for m in moved)
+    with strata.DB(path) as db:
+        assert db.get(b"k0007") == b"v7" * 20
+        assert db.get(b"in-the-wal") == b"w"
+        assert len(list(db)) == 501
+
+
+def test_repair_db_refuses_an_open_or_missing_database(tmp_path, db, path):
+    with pytest.raises(strata.LockedError):
+        strata.repair_db(path)
+    with pytest.raises(strata.NotADatabaseError):
+        strata.repair_db(str(tmp_path / "missing"))
+    with pytest.raises(strata.InvalidArgumentError):
+        strata.repair_db(path, compression="bogus")

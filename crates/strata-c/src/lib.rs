@@ -485,6 +485,29 @@ pub unsafe extern "C" fn strata_open(
     unsafe { finish(errptr, r, ptr::null_mut()) }
 }
 
+/// Rebuilds the database at `path`, which need not open, from its data files (`Db::repair`,
+/// RocksDB's `rocksdb_repair_db`, arguments in the order path, options). Files it takes out are
+/// moved to `path/lost/`; the engine logs each through `tracing`.
+#[no_mangle]
+pub unsafe extern "C" fn strata_repair_db(
+    path: *const c_char,
+    options: *const strata_options_t,
+    errptr: *mut *mut c_char,
+) {
+    let r = guard(|| {
+        // SAFETY: `path` is NULL or a NUL-terminated string (header contract).
+        let path = path_from(unsafe { c_str(path, "path") }?)?;
+        // SAFETY: `options` is NULL or a live options handle (header contract).
+        let o = unsafe { handle(options, "options") }?;
+        if let Some((opt, e)) = o.errors.iter().next() {
+            return Err(format!("invalid argument: {opt}: {e}"));
+        }
+        Db::repair(&path, o.opts.clone()).map(drop).map_err(err_str)
+    });
+    // SAFETY: `errptr` is NULL or a writable `char*` holding NULL or a malloc'd message (header).
+    unsafe { finish(errptr, r, ()) }
+}
+
 /// Closes the database: stops background work and syncs the WAL. NULL is a no-op.
 #[no_mangle]
 pub unsafe extern "C" fn strata_close(db: *mut strata_t) {

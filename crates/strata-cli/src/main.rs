@@ -12,7 +12,7 @@ use clap::{Parser, Subcommand};
 
 const AFTER_HELP: &str = "\
 Admin commands take --db=PATH (the database directory), or a FILE for sst-dump and wal-dump.
-Only put, delete, load, compact and checkpoint write; every other command opens the database read-only
+Only put, delete, load, compact, checkpoint and repair write; every other command opens the database read-only
 (no lock) or reads files directly, and never changes the directory.
 
 Keys and values print as text when that is unambiguous UTF-8, otherwise as 0x-prefixed hex;

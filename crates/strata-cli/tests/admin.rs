@@ -506,4 +506,46 @@ fn ldb_spelling_of_create_if_missing_is_accepted() {
     let r = strata_with_input(&["load", &b, "--create_if_missing"], b"k ==> v\n");
     assert_eq!(r.code, 0, "{}", r.err);
     assert_eq!(ok(&["get", &b, "k"]), "v\n");
+#[test]
+fn repair_rebuilds_a_database_without_current_and_reports_what_it_moved() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("db");
+    populated_db(&dir);
+    let d = db_flag(&dir);
+    let before = ok(&["dump", &d]);
+    std::fs::remove_file(dir.join("CURRENT")).unwrap();
+    assert_eq!(strata(&["dump", &d]).code, 2);
+
+    let out = ok(&["repair", &d]);
+    assert!(out.contains("nothing lost") && out.contains("wrote MANIFEST-"), "{out}");
+    assert!(out.contains("moved MANIFEST-") && out.contains("-> lost/MANIFEST-"), "{out}");
+    assert_eq!(ok(&["dump", &d]), before);
+
+    // A damaged table: exit 0 (the repair ran), the report names it, its keys are gone.
+    let sst = files_with_ext(&dir, "sst")[0].clone();
+    std::fs::write(&sst, b"not a table").unwrap();
+    let out = ok(&["repair", &d, "--json"]);
+    let report: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(report["clean"], false, "{out}");
+    let lost = &report["tables_lost"][0];
+    assert_eq!(lost["file"], sst.file_name().unwrap().to_str().unwrap(), "{out}");
+    assert!(dir.join(lost["moved_to"].as_str().unwrap()).exists());
+    assert_eq!(ok(&["check", &d]).lines().count(), 1, "a repaired database checks clean");
+}
+
+#[test]
+fn repair_refuses_a_missing_or_locked_database_with_exit_2() {
+    let tmp = tempfile::tempdir().unwrap();
+    let missing = tmp.path().join("no-such-db");
+    let r = strata(&["repair", &db_flag(&missing)]);
+    assert_eq!(r.code, 2);
+    assert!(r.err.contains("no-such-db") && r.err.contains("not a strata database"), "{}", r.err);
+    assert!(!missing.exists(), "repair must not create a database");
+
+    let dir = tmp.path().join("db");
+    let db = Db::open(&dir, Options::default()).unwrap();
+    let r = strata(&["repair", &db_flag(&dir)]);
+    assert_eq!(r.code, 2);
+    assert!(r.err.contains("locked"), "{}", r.err);
+    drop(db);
 }

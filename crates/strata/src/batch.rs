@@ -253,6 +253,9 @@ impl<'a> DecodedBatch<'a> {
         let (Some(first_seq), Some(count)) = (r.u64(), r.u32()) else {
             return Err(Error::corruption(format!("write batch too short ({} bytes)", payload.len())));
         };
+        if first_seq.saturating_add(u64::from(count)) > crate::key::MAX_SEQ {
+            return Err(Error::corruption(format!("write batch sequence {first_seq} (+{count}) is past the largest")));
+        }
         Ok(Self { first_seq, count, body: r.remaining() })
     }
 

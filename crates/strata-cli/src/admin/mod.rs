@@ -5,13 +5,14 @@
 //! `Db::open_read_only` or read files directly, so they never change the database directory.
 //! Must not: format bytes itself (`format.rs`) or implement a command (one file per group:
 //! `kv.rs` get/put/delete/scan/compact, `dump.rs` dump/load, `inspect.rs` stats/check, `sst.rs`,
-//! `manifest.rs`, `wal.rs` raw file dumps).
+//! `manifest.rs`, `wal.rs` raw file dumps, `repair.rs`).
 
 mod dump;
 mod format;
 mod inspect;
 mod kv;
 mod manifest;
+mod repair;
 mod sst;
 mod wal;
 
@@ -143,6 +144,15 @@ pub enum AdminCommand {
         #[command(flatten)]
         out: OutputArgs,
     },
+    /// Rebuild a database that will not open from its data files (RocksDB's RepairDB): every
+    /// readable table and blob file is kept, WAL records go to new tables, and a new MANIFEST
+    /// replaces the old; whatever is taken out is moved to lost/, never deleted. Writes.
+    Repair {
+        #[command(flatten)]
+        db: DbArg,
+        #[command(flatten)]
+        out: OutputArgs,
+    },
     /// Inspect one .sst file: summary and block sizes, optionally properties, entries, checksums.
     /// Read-only.
     SstDump {
@@ -192,6 +202,7 @@ pub fn run(cmd: AdminCommand) -> Result<ExitCode> {
         }
         AdminCommand::Stats { db, out } => inspect::stats(&db.db, out)?,
         AdminCommand::Check { db, out } => inspect::check(&db.db, out)?,
+        AdminCommand::Repair { db, out } => repair::repair(&db.db, out)?,
         AdminCommand::SstDump { out, args } => sst::sst_dump(out, &args)?,
         AdminCommand::ManifestDump { out, db, file } => {
             manifest::manifest_dump(out, db.as_deref(), file.as_deref())?

@@ -472,6 +472,9 @@ impl DbInner {
             edit.new_files.extend(out_edit.new_files);
             edit.new_blob_files.extend(out_edit.new_blob_files);
             edit.blob_garbage.extend(out_edit.blob_garbage);
+            // Pointers into a blob file no version lists (repair moved a damaged one to lost/)
+            // have no file to count garbage against: the MANIFEST would reject the edit.
+            edit.blob_garbage.retain(|(n, ..)| version.blob_files.contains_key(n));
             edit.deleted_blob_files = fully_garbage_blob_files(&version, &edit.blob_garbage);
             self.stats.compaction_bytes_read.fetch_add(c.input_bytes(), Ordering::Relaxed);
             self.stats.compaction_bytes_written.fetch_add(out.bytes_written, Ordering::Relaxed);

@@ -14,7 +14,8 @@
 // The handle ties the WAL, memtables, version set, caches and background work together. Submodules
 // own one concern each: `open` (recovery phases), `write` (group commit and backpressure), `read`
 // (point lookups), `background` (flush, compaction scheduling, obsolete files), `resume`
-// (leaving the background-error state), `db_iter` (user iterators), `properties` (statistics).
+// (leaving the background-error state), `db_iter` (user iterators), `properties` (statistics),
+// `wal_replay` (WAL recovery rules), `repair` (rebuilding a MANIFEST from the data files).
 //
 // Reads never take a lock: the current memtables and version are published together as one
 // immutable `SuperVersion` behind an atomic pointer (arc-swap). Lock order when several are held:
@@ -34,6 +35,7 @@ mod options_file;
 mod properties;
 mod read;
 mod recovery_report;
+mod repair;
 mod resume;
 mod table_cache;
 pub(crate) mod wal_replay;
@@ -50,6 +52,7 @@ use parking_lot::{Condvar, Mutex};
 
 pub use db_iter::DbIterator;
 pub use properties::Stats;
+pub use repair::{DanglingBlobs, LostFile, RepairReport, LOST_DIR};
 
 use crate::batch::WriteBatch;
 use crate::error::{Error, Result};
@@ -213,6 +216,48 @@ impl Db {
         let inner = open::open_read_only(path.as_ref(), opts)?;
         let closer = background::start(&inner);
         Ok(Db { inner, _closer: closer })
+    }
+
+    /// Rebuilds a database that will not open (RocksDB's `RepairDB`) from the files in its
+    /// directory: every table and blob file that reads whole (checksums verified) is kept, every
+    /// WAL record that still reads is written to a new table, and a fresh MANIFEST listing them
+    /// replaces the old ones. CURRENT, the MANIFEST and any WAL may be damaged or missing. Files
+    /// it takes out of the database (unreadable tables and blob files, the WALs it salvaged, the
+    /// old MANIFESTs) are moved to `lost/` inside the directory, never deleted; the returned
+    /// report lists each. Pass the options the database is used with (`min_blob_size`,
+    /// `compression`, `target_file_size` shape the tables it writes). See `docs/repair.md`.
+    ///
+    /// What may be lost: tables and blob files that do not read whole (keys whose only copy was
+    /// there disappear, or read as `Corruption` when a kept table points into a lost blob file),
+    /// and WAL records in damaged stretches. A WAL that was already flushed but not yet deleted
+    /// is replayed again, which can bring back keys whose deletion a compaction had since
+    /// dropped.
+    ///
+    /// # Errors
+    /// `Locked` when another handle has the database open, `NotADatabase` when `path` holds no
+    /// CURRENT, MANIFEST or data file, `InvalidArgument` for a bad option or a path that is not
+    /// a directory, `Io` when a file cannot be written or moved.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir()?;
+    /// use strata::{Db, Options, ReadOptions, WriteOptions};
+    /// let db = Db::open(dir.path(), Options::default())?;
+    /// db.put(&WriteOptions::default(), b"k", b"v")?;
+    /// db.flush()?;
+    /// db.put(&WriteOptions::default(), b"only-in-the-wal", b"w")?;
+    /// drop(db);
+    /// std::fs::remove_file(dir.path().join("CURRENT"))?; // the database no longer opens
+    ///
+    /// let report = Db::repair(dir.path(), Options::default())?;
+    /// assert!(report.is_clean(), "{report:?}");
+    /// assert_eq!(report.wal_records_salvaged, 1);
+    /// let db = Db::open(dir.path(), Options::default())?;
+    /// assert_eq!(db.get(&ReadOptions::new(), b"k")?.as_deref(), Some(&b"v"[..]));
+    /// assert_eq!(db.get(&ReadOptions::new(), b"only-in-the-wal")?.as_deref(), Some(&b"w"[..]));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn repair(path: impl AsRef<Path>, opts: Options) -> Result<RepairReport> {
+        repair::repair(path.as_ref(), opts)
     }
 
     /// Sets `key` to `value`, replacing any previous value.

@@ -176,8 +176,9 @@ fn first_memtable_keys(opts: &Options) -> usize {
     opts.write_buffer_size / 256
 }
 
-/// The WAL writer of a read-only handle: never written, because writes are refused first.
-struct ReadOnlyFile;
+/// The WAL writer of a read-only handle (and of repair's internal handle): never written,
+/// because writes are refused first.
+pub(crate) struct ReadOnlyFile;
 
 impl crate::fs::WritableFile for ReadOnlyFile {
     fn append(&mut self, _: &[u8]) -> Result<()> {
@@ -195,7 +196,7 @@ struct NoLock;
 
 impl crate::fs::FileLock for NoLock {}
 
-fn build_inner(
+pub(crate) fn build_inner(
     path: &Path,
     opts: Options,
     versions: VersionSet,

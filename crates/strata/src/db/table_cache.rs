@@ -15,7 +15,7 @@ use parking_lot::Mutex;
 
 use crate::blob::BlobReader;
 use crate::db::filenames;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::fs::FileSystem;
 use crate::sst::{BlockCache, Table, TableIterator};
 
@@ -164,7 +164,14 @@ impl TableCache {
         if let Some(b) = self.blobs.get(number) {
             return Ok(b);
         }
-        let file = self.open_file(&filenames::blob(&self.dir, number))?;
+        let file = self.open_file(&filenames::blob(&self.dir, number)).map_err(|e| match e {
+            // A table points into a blob file that is gone (repair moves a damaged one to
+            // lost/): the database is damaged, which is corruption, not an IO failure.
+            Error::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
+                Error::corruption(format!("blob file {number:06}.blob is missing"))
+            }
+            e => e,
+        })?;
         let reader = Arc::new(BlobReader::open(file, number)?);
         self.blobs.insert(number, Arc::clone(&reader));
         Ok(reader)

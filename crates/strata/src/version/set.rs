@@ -255,6 +255,24 @@ impl VersionSet {
         Ok(writer)
     }
 
+    /// An empty version set that hands out file numbers from `next_file_number` and has no
+    /// MANIFEST: for repair, whose flushes and rewrites need file numbers before it writes a
+    /// MANIFEST of its own. Does no IO. Not for `log_and_apply`, which would start a MANIFEST
+    /// and point CURRENT at it: repair writes its MANIFEST itself.
+    pub(crate) fn detached(dir: &Path, fs: Arc<dyn FileSystem>, next_file_number: u64) -> VersionSet {
+        VersionSet {
+            dir: dir.to_path_buf(),
+            fs,
+            current: Arc::new(Version::default()),
+            live: Vec::new(),
+            next_file_number,
+            log_number: 0,
+            last_sequence: 0,
+            manifest: None,
+            manifest_number: 0,
+        }
+    }
+
     /// SST and blob file numbers referenced by the current version or any version still held by
     /// a reader.
     pub fn live_files(&self) -> (HashSet<u64>, HashSet<u64>) {
