@@ -1,6 +1,6 @@
 //! Power loss at page granularity while several threads write: for each seed, writer threads
-//! run puts, deletes and `uint64add` merges (0 to 30% of them `sync=true`, by seed) into a database on
-//! `MemFs` with 64 KiB memtables, so memtables switch, flush and compact under them, while a
+//! run puts, deletes and `uint64add` merges (0 to 30% of them `sync=true`, by seed) into a
+//! database on `MemFs` with 64 KiB memtables, so memtables switch, flush and compact, while a
 //! reader thread holds snapshots and iterates. At a random moment, with writers still running,
 //! the power is cut (`CrashMode::Pages`: any subset of each file's unsynced 4 KiB pages and of
 //! each directory's unsynced entries reaches the disk). The crash image is reopened with default
@@ -22,14 +22,14 @@
 //!   Values are unique per write, so the state mostly pins `p_t` down (a delete can leave
 //!   several candidates; all are kept).
 //! - Across threads, each write records `lo` = `latest_sequence()` just before the call and
-//!   `hi` = `latest_sequence()` just after it returned, so `lo < seq <= hi` (a leader numbers its
-//!   group after every number already published, and publishes before acknowledging). If `hi(A) <= lo(B)`
-//!   then `seq(A) < seq(B)`: a recovered B requires a recovered A. The floor: a thread's
-//!   writes up to its last `sync=true` write acknowledged before the cut began must all be
-//!   recovered, and by the rule above so must every write of any thread that returned before
-//!   that synced write was issued. The check looks for the least `p_t` per thread (among the
-//!   candidates, above the floor) closed under this rule; if none exists, no prefix of the
-//!   sequence order explains the state.
+//!   `hi` = `latest_sequence()` just after it returned, so `lo < seq <= hi` (a leader numbers
+//!   its group after every number already published, and publishes before acknowledging). If
+//!   `hi(A) <= lo(B)` then `seq(A) < seq(B)`: a recovered B requires a recovered A. The
+//!   floor: a thread's writes up to its last `sync=true` write acknowledged before the cut
+//!   began must all be recovered, and by the rule above so must every write of any thread
+//!   that returned before that synced write was issued. The check looks for the least `p_t`
+//!   per thread (among the candidates, above the floor) closed under this rule; if none
+//!   exists, no prefix of the sequence order explains the state.
 //!
 //! Writes issued after the cut cannot be in the image; they are excluded. Thread timing is not
 //! reproducible, so replaying one seed runs the same workload and crash choices but may cut at a
@@ -489,24 +489,7 @@ fn close_across_threads(w: &Workload, cands: &[Vec<usize>]) -> Result<Vec<usize>
                     continue;
                 }
                 let Some(&next) = cands[a].iter().find(|&&c| c >= need) else {
-                    let rec_b = &w.threads[b];
-                    // Whether the floor write alone (the last synced one) already needs more.
-                    let floor_write = rec_b.floor().checked_sub(1).and_then(|i| rec_b.acked.get(i));
-                    let synced = floor_write
-                        .is_some_and(|s| cands[a].iter().all(|&c| c < w.threads[a].returned_by(s.lo)));
-                    let class = if synced {
-                        "write acknowledged before a synced write (other thread) lost"
-                    } else {
-                        "cross-thread hole: a write recovered without one acknowledged before it was issued"
-                    };
-                    let detail = format!(
-                        "thread {b}'s write {} (sync={}) is recovered, it was issued after thread {a}'s first {need} \
-                         writes returned, but thread {a} recovered only a prefix in {:?}; chosen prefixes {p:?}",
-                        p[b] - 1,
-                        rec_b.writes[p[b] - 1].sync,
-                        cands[a]
-                    );
-                    return fail(class, detail);
+                    return Err(gap(w, cands, &p, (a, b), need));
                 };
                 p[a] = next;
                 changed = true;
@@ -516,6 +499,27 @@ fn close_across_threads(w: &Workload, cands: &[Vec<usize>]) -> Result<Vec<usize>
             return Ok(p);
         }
     }
+}
+
+/// Thread `b`'s last recovered write (of prefixes `p`) needs `need` writes of thread `a`, more
+/// than any candidate prefix of `a`: says whether `b`'s floor (its last synced write) already
+/// needed them.
+fn gap(w: &Workload, cands: &[Vec<usize>], p: &[usize], (a, b): (usize, usize), need: usize) -> Failure {
+    let rec_b = &w.threads[b];
+    let floor_write = rec_b.floor().checked_sub(1).and_then(|i| rec_b.acked.get(i));
+    let synced = floor_write.is_some_and(|s| cands[a].iter().all(|&c| c < w.threads[a].returned_by(s.lo)));
+    let class = if synced {
+        "write acknowledged before a synced write (other thread) lost"
+    } else {
+        "cross-thread hole: a write recovered without one acknowledged before it was issued"
+    };
+    let last = p[b] - 1;
+    let detail = format!(
+        "thread {b}'s write {last} (sync={}) is recovered and was issued after thread {a}'s first {need} \
+         writes returned, but thread {a} recovered only a prefix in {:?}; chosen prefixes {p:?}",
+        rec_b.writes[last].sync, cands[a]
+    );
+    Failure { class: class.to_string(), detail }
 }
 
 /// Point reads agree with the scan: every key has its value, and absent keys read as absent.
@@ -711,8 +715,8 @@ fn power_loss_at_page_granularity_recovers_a_prefix_with_every_synced_write() {
     }
     let sum = |f: fn(&SeedStats) -> usize| passed.iter().map(f).sum::<usize>();
     println!(
-        "power loss (pages): {} seeds in {:.1}s, {} passed ({} writes issued before the cut, {} recovered, floor {}; \
-         {} seeds flushed, {} compacted), {} failed",
+        "power loss (pages): {} seeds in {:.1}s, {} passed ({} writes issued before the cut, \
+         {} recovered, floor {}; {} seeds flushed, {} compacted), {} failed",
         seeds.len(),
         start.elapsed().as_secs_f64(),
         passed.len(),
