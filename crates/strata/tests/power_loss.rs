@@ -36,10 +36,13 @@
 //! different point; a failure prints everything needed to judge it.
 //!
 //! `STRATA_POWER_LOSS_SEEDS` sets the number of seeds (default 200); `STRATA_POWER_LOSS_SEED`
-//! runs only that seed. Every seed runs even after a failure; the test then prints each failure
-//! and a summary by class (error text with numbers blanked) and fails. When open fails, the
-//! failure also says what a salvage open (`skip_corrupted_wal_records`) finds on the image, judged
-//! by the same oracle, to tell "the data was there" from "it was lost".
+//! runs only that seed (`STRATA_POWER_LOSS_REPEAT` times, default 1, since its cut point
+//! varies); `STRATA_POWER_LOSS_DUMP=<dir>` writes each failing crash image, as it was before
+//! recovery touched it, to `<dir>/seed-<seed>/`. Every seed runs even after a failure; the test
+//! then prints each failure and a summary by class (error text with numbers blanked) and fails.
+//! When open fails, the failure also says what a salvage open (`skip_corrupted_wal_records`)
+//! finds on the image, judged by the same oracle, to tell "the data was there" from "it was
+//! lost".
 //!
 //! The main test is `#[ignore]`d for now: on the WAL recovery of this commit, some seeds make
 //! open return `Corruption` (a dropped WAL page before a kept one). Run it with
@@ -53,6 +56,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use strata::fs::FileSystem;
 use strata::{Db, Options, ReadOptions, WriteOptions};
 use strata_testkit::{background_panics, dump, watch_background_panics, CrashMode, Kv, MemFs, Rng};
 
@@ -660,14 +664,60 @@ fn open_failure(w: &Workload, e: &strata::Error) -> Failure {
     }
 }
 
+/// Each thread's writes as the oracle saw them, one a line.
+fn write_listing(w: &Workload) -> String {
+    let mut out = String::new();
+    for (t, r) in w.threads.iter().enumerate() {
+        let (issued, acked, floor) = (r.issued_before_cut, r.acked_before_cut, r.floor());
+        out += &format!("thread {t}: {issued} issued before the cut, {acked} acknowledged, floor {floor}\n");
+        for (i, write) in r.writes[..issued].iter().enumerate() {
+            let op = match &write.op {
+                Op::Put(j, v) => format!("put t{t}-k{j} ({} bytes)", v.len()),
+                Op::Delete(j) => format!("delete t{t}-k{j}"),
+                Op::Merge(n) => format!("merge t{t}-ctr +{n}"),
+            };
+            let seq = r.acked.get(i).map_or(String::new(), |a| format!(" lo {} hi {}", a.lo, a.hi));
+            out += &format!("  {i} {op} sync={}{seq}\n", write.sync);
+        }
+    }
+    out
+}
+
+/// Writes the crash image's database directory to `$STRATA_POWER_LOSS_DUMP/seed-<seed>/`, with
+/// the failure and the writes in `FAILURE.txt`, so a failing image can be opened again (by a
+/// later engine, or the `strata` tool) although thread timing makes the seed hard to replay.
+fn dump_image(image: &MemFs, w: &Workload, seed: u64, failure: &Failure) {
+    let Some(root) = std::env::var_os("STRATA_POWER_LOSS_DUMP") else { return };
+    let target = PathBuf::from(root).join(format!("seed-{seed}"));
+    let written = std::fs::create_dir_all(&target).and_then(|()| {
+        for name in image.list_dir(&dir()).unwrap_or_default() {
+            if let Some(bytes) = image.contents(&dir().join(&name)) {
+                std::fs::write(target.join(&name), bytes)?;
+            }
+        }
+        let text = format!("[{}] {}\n\n{}", failure.class, failure.detail, write_listing(w));
+        std::fs::write(target.join("FAILURE.txt"), text)
+    });
+    match written {
+        Ok(()) => println!("seed {seed}: crash image written to {}", target.display()),
+        Err(e) => println!("seed {seed}: could not write the crash image to {}: {e}", target.display()),
+    }
+}
+
 fn run_seed(seed: u64) -> Result<SeedStats, Failure> {
     let w = run_workload(seed)?;
+    // Recovery rewrites the image (new MANIFEST, WALs deleted): keep the crash as it was.
+    let pristine = w.image.crash_clone(CrashMode::KeepUnsynced);
+    check_image(&w).inspect_err(|f| dump_image(&pristine, &w, seed, f))
+}
+
+fn check_image(w: &Workload) -> Result<SeedStats, Failure> {
     let with_summary = |f: Failure| Failure { detail: format!("{} [{}]", f.detail, w.summary()), ..f };
     let db =
-        Db::open(dir(), reopen_options(w.image.clone())).map_err(|e| with_summary(open_failure(&w, &e)))?;
+        Db::open(dir(), reopen_options(w.image.clone())).map_err(|e| with_summary(open_failure(w, &e)))?;
     let state = scan_all(&db, "first reopen").map_err(with_summary)?;
     check_gets(&db, &state, "first reopen").map_err(with_summary)?;
-    let prefixes = check_recovered(&w, &state).map_err(with_summary)?;
+    let prefixes = check_recovered(w, &state).map_err(with_summary)?;
     check_writes_after_recovery(&w.image, db, state).map_err(with_summary)?;
     Ok(SeedStats {
         issued: w.threads.iter().map(|r| r.issued_before_cut).sum(),
@@ -688,7 +738,7 @@ fn env_u64(name: &str) -> Option<u64> {
 fn power_loss_at_page_granularity_recovers_a_prefix_with_every_synced_write() {
     watch_background_panics();
     let seeds: Vec<u64> = match env_u64("STRATA_POWER_LOSS_SEED") {
-        Some(seed) => vec![seed],
+        Some(seed) => vec![seed; env_u64("STRATA_POWER_LOSS_REPEAT").unwrap_or(1).max(1) as usize],
         None => (0..env_u64("STRATA_POWER_LOSS_SEEDS").unwrap_or(200)).collect(),
     };
     let start = Instant::now();
