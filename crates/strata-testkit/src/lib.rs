@@ -13,7 +13,7 @@ mod panics;
 mod rng;
 
 pub use faultfs::{Effect, FaultFs, Op, Rule, When};
-pub use memfs::{CrashMode, MemFs};
+pub use memfs::{CrashMode, MemFs, PAGE_SIZE};
 pub use model::{apply, diff, dump, write_batch, History, Kv, Mutation};
 pub use panics::{background_panics, watch_background_panics};
 pub use rng::Rng;

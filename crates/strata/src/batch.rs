@@ -254,7 +254,9 @@ impl<'a> DecodedBatch<'a> {
             return Err(Error::corruption(format!("write batch too short ({} bytes)", payload.len())));
         };
         if first_seq.saturating_add(u64::from(count)) > crate::key::MAX_SEQ {
-            return Err(Error::corruption(format!("write batch sequence {first_seq} (+{count}) is past the largest")));
+            return Err(Error::corruption(format!(
+                "write batch sequence {first_seq} (+{count}) is past the largest"
+            )));
         }
         Ok(Self { first_seq, count, body: r.remaining() })
     }
