@@ -506,6 +506,8 @@ fn ldb_spelling_of_create_if_missing_is_accepted() {
     let r = strata_with_input(&["load", &b, "--create_if_missing"], b"k ==> v\n");
     assert_eq!(r.code, 0, "{}", r.err);
     assert_eq!(ok(&["get", &b, "k"]), "v\n");
+}
+
 #[test]
 fn repair_rebuilds_a_database_without_current_and_reports_what_it_moved() {
     let tmp = tempfile::tempdir().unwrap();
