@@ -119,7 +119,7 @@ void strata_close(strata_t* db);
  * replaces the old (RocksDB's rocksdb_repair_db). Files it takes out of the database are moved
  * to `path/lost/`, never deleted. Pass the options the database is used with (e.g. from
  * strata_options_load_latest). Sets *errptr when it cannot run: the database is open elsewhere
- * ("locked"), `path` holds no database, or a file cannot be written. See docs/repair.md. */
+ * ("locked"), `path` holds no database, or a file cannot be written. See docs/durability.md, "Repair". */
 void strata_repair_db(const char* path, const strata_options_t* options, char** errptr);
 
 /* ---- Reads and writes -------------------------------------------------------------------- */

@@ -225,7 +225,7 @@ impl Db {
     /// it takes out of the database (unreadable tables and blob files, the WALs it salvaged, the
     /// old MANIFESTs) are moved to `lost/` inside the directory, never deleted; the returned
     /// report lists each. Pass the options the database is used with (`min_blob_size`,
-    /// `compression`, `target_file_size` shape the tables it writes). See `docs/repair.md`.
+    /// `compression`, `target_file_size` shape the tables it writes). See docs/durability.md, "Repair".
     ///
     /// What may be lost: tables and blob files that do not read whole (keys whose only copy was
     /// there disappear, or read as `Corruption` when a kept table points into a lost blob file),
