@@ -51,7 +51,18 @@ pub(crate) fn open(path: &Path, opts: Options) -> Result<Arc<DbInner>> {
     // Every WAL being replayed is flushed before the first write: nothing earlier to check.
     let wal = super::write::start_wal(wal_file, &WalHeader::first())?;
     let inner = Arc::new(build_inner(path, opts, versions, wal, wal_number, lock, false));
-    let replayed = replay_wals(&inner, &wals, wal_number)?;
+    let replayed = match replay_wals(&inner, &wals, wal_number) {
+        Ok(replayed) => replayed,
+        Err(e) => {
+            // A refused open leaves the directory as it found it: the new WAL holds only its
+            // header, and no MANIFEST names it yet. (Tables a partial replay flushed are not
+            // referenced either; the next open sets them aside.)
+            if let Err(remove) = inner.fs.remove_file(&filenames::wal(path, wal_number)) {
+                tracing::warn!(target: "strata", error = %remove, "could not remove the new WAL of a failed open");
+            }
+            return Err(e);
+        }
+    };
     let mut report = replayed.report;
     report.manifest_tail = manifest_tail_report(manifest.manifest_number, manifest.torn_tail);
     write_options_file(&inner)?;
