@@ -18,7 +18,7 @@ fn dir() -> PathBuf {
 }
 
 fn options(fs: Arc<dyn FileSystem>, mode: WalRecoveryMode) -> Options {
-    Options { fs, wal_recovery_mode: mode, info_log: false, ..Options::default() }
+    Options { fs, wal_recovery_mode: mode, ..Options::default() }
 }
 
 fn key(i: usize) -> Vec<u8> {
@@ -91,6 +91,8 @@ fn a_torn_tail_is_dropped_and_reported_except_under_absolute_consistency() {
         assert_eq!(report.wal_tails.len(), 1, "{mode:?}: {report:?}");
         assert!(db.property("strata.recovery").unwrap().contains("dropped the tail of"), "{mode:?}");
         drop(db);
+        let log = String::from_utf8(img.contents(&dir().join("LOG")).unwrap()).unwrap();
+        assert!(log.contains("[WARN] Recovery: dropped the tail of"), "{mode:?}: the LOG says it:\n{log}");
         assert_eq!(lost(&img), vec![wal.clone()], "{mode:?}: the WAL with the dropped tail is kept");
     }
     let img = torn_tail_image();

@@ -340,6 +340,13 @@ impl DbInner {
                 self.log(Level::Info, format_args!("Options.{k}: {v}"));
             }
         }
+        // What recovery dropped or set aside (docs/durability.md, "Recovery"): never silent.
+        let report = self.recovery.lock().clone();
+        if !report.is_clean() {
+            for line in report.render().lines() {
+                self.log(Level::Warn, format_args!("Recovery: {line}"));
+            }
+        }
     }
 
     /// Records a write stall (a slowdown sleep, or a wait for background progress when
