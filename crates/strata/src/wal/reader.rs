@@ -9,7 +9,8 @@
 //! the physical end of the file, or a record with a 4 KiB page of zeros (a page that never
 //! reached the disk reads back as zeros, or as the zeros a preallocating writer put there), or a
 //! record (or header) whose bytes are zero from some point to the end of its block (an append
-//! that stopped part way, into preallocated space). A complete record whose checksum fails for
+//! that stopped part way, into preallocated space). A page here is any 4 KiB page the record
+//! touches, the one holding its header included (a header can straddle two pages). A complete record whose checksum fails for
 //! any other reason is [`DamageShape::Garbled`]: no power cut produces that, only damage to stored
 //! bytes.
 //!
@@ -388,9 +389,10 @@ impl LogReader {
         else {
             return self.bad(offset, "short header", self.block.len(), DamageShape::Garbled);
         };
-        // A header that is zero from some byte on, with only zeros after it in the block: an
-        // append that stopped inside the header, or a page that never reached the disk.
-        let header_zero = rest.get(..HEADER_SIZE).is_some_and(|h| h.iter().all(|&b| b == 0))
+        // A header with a page's worth of zeros (all of it, or its part in one page when it
+        // straddles two), or zero from some byte on with only zeros after it in the block: a page
+        // that never reached the disk, or an append that stopped inside the header.
+        let header_zero = rest.get(..HEADER_SIZE).is_some_and(|h| has_zeroed_page(offset, h))
             || rest.get(HEADER_SIZE - 1..).is_some_and(|r| r.iter().all(|&b| b == 0));
         let end = self.pos + HEADER_SIZE + usize::from(u16::from_le_bytes([l0, l1]));
         if end > self.block.len() {
@@ -421,7 +423,8 @@ impl LogReader {
         if record_checksum(kind_byte, payload) != crc {
             let after = self.block.get(end..).unwrap_or_default();
             let zeros_from_here_on = has_zero_suffix(payload) && after.iter().all(|&b| b == 0);
-            let torn = (has_zeroed_page(offset, payload) || zeros_from_here_on)
+            let record = self.block.get(self.pos..end).unwrap_or_default();
+            let torn = (has_zeroed_page(offset, record) || zeros_from_here_on)
                 && !self.length_was_flipped(kind_byte, crc, end - start);
             let shape = if torn { DamageShape::ZeroedPages } else { DamageShape::Garbled };
             // The header looks sane, so the next record most likely starts right after this one.
@@ -479,18 +482,16 @@ fn has_zero_suffix(payload: &[u8]) -> bool {
     zeros >= MIN_ZERO_SUFFIX.min(payload.len()) && zeros > 0
 }
 
-/// True when some 4 KiB page that starts inside the record (after its header's page) holds only
-/// zeros in the record's part of it: what a page that never reached the disk leaves. The
-/// header's own page reached the disk, or the header would read as zeros.
-fn has_zeroed_page(record_offset: u64, payload: &[u8]) -> bool {
-    let payload_offset = record_offset + HEADER_SIZE as u64;
-    let first_page = (record_offset / PAGE_SIZE + 1) * PAGE_SIZE;
-    let mut page = first_page;
-    let end = payload_offset + payload.len() as u64;
+/// True when the part of `bytes` (a record or its header, at file offset `offset`) that lies in
+/// some 4 KiB page is all zeros: what a page that never reached the disk leaves. A flipped byte
+/// cannot do that unless a page holds just that one byte of the record.
+fn has_zeroed_page(offset: u64, bytes: &[u8]) -> bool {
+    let end = offset + bytes.len() as u64;
+    let mut page = offset / PAGE_SIZE * PAGE_SIZE;
     while page < end {
-        let from = (page.max(payload_offset) - payload_offset) as usize;
-        let to = ((page + PAGE_SIZE).min(end) - payload_offset) as usize;
-        if payload.get(from..to).is_some_and(|seg| seg.iter().all(|&b| b == 0)) {
+        let from = (page.max(offset) - offset) as usize;
+        let to = ((page + PAGE_SIZE).min(end) - offset) as usize;
+        if bytes.get(from..to).is_some_and(|seg| !seg.is_empty() && seg.iter().all(|&b| b == 0)) {
             return true;
         }
         page += PAGE_SIZE;
