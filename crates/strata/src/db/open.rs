@@ -38,6 +38,7 @@ pub(crate) fn open(path: &Path, opts: Options) -> Result<Arc<DbInner>> {
     prepare_directory(fs.as_ref(), path, &opts)?;
     let lock = fs.lock(&path.join(filenames::LOCK))?;
     let mut versions = load_or_create(fs.as_ref(), path, &opts)?;
+    versions.set_max_manifest_file_size(opts.max_manifest_file_size);
     check_listed_files(fs.as_ref(), path, &versions)?;
     let wals = wals_to_replay(fs.as_ref(), path, &mut versions)?;
 

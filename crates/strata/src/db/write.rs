@@ -50,6 +50,7 @@ use crate::error::{Error, Result};
 use crate::fs::WritableFile;
 use crate::memtable::MemTable;
 use crate::options::WriteOptions;
+use crate::util::kill_point::kill_point;
 use crate::util::sleep::SleepTimer;
 use crate::util::spin::AdaptiveSpin;
 use crate::wal::LogWriter;
@@ -410,7 +411,9 @@ impl DbInner {
         if sync {
             self.make_earlier_writes_durable(leader)?;
         }
+        kill_point("wal.append.before");
         leader.wal.add_record(&leader.scratch)?;
+        kill_point("wal.append.after");
         leader.wal_unsynced = true;
         self.stats.wal_bytes.fetch_add(leader.scratch.len() as u64, Ordering::Relaxed);
         if sync {
@@ -420,7 +423,9 @@ impl DbInner {
     }
 
     fn sync_current_wal(&self, leader: &mut LeaderState) -> Result<()> {
+        kill_point("wal.sync.before");
         leader.wal.sync()?;
+        kill_point("wal.sync.after");
         leader.wal_unsynced = false;
         self.stats.wal_syncs.fetch_add(1, Ordering::Relaxed);
         Ok(())
