@@ -50,7 +50,9 @@ pub const POINTS: &[&str] = &[
     "manifest.append.before",
     "manifest.append.after",
     "manifest.sync.after",
-    // A new MANIFEST made current: CURRENT.dbtmp written and synced, then renamed over CURRENT.
+    // A new MANIFEST (written and synced) made current: before FileSystem::write_atomic replaces
+    // CURRENT (temp file, fdatasync, rename, directory fsync), and after. Kept outside the
+    // filesystem seam so that a FileSystem's own write_atomic is still the one used.
     "current.rename.before",
     "current.rename.after",
     // Deleting an obsolete file of each kind (db/background.rs delete_obsolete_files).

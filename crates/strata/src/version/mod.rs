@@ -1,10 +1,8 @@
 //! Versions of the tree's file set and the MANIFEST records that evolve them: the edit codec
-//! (`edit`), the immutable `Version` (`version`), the `VersionSet` that logs edits to the
-//! MANIFEST (`set`) and the replacement of CURRENT (`current`). Only `set` and `current` do IO,
-//! and only through the filesystem seam and `crate::wal`.
+//! (`edit`), the immutable `Version` (`version`) and the `VersionSet` that logs edits to the
+//! MANIFEST (`set`). Only `set` does IO, and only through the filesystem seam and `crate::wal`.
 //! See `docs/format.md` for the bytes.
 
-pub mod current;
 pub mod edit;
 pub mod set;
 #[allow(clippy::module_inception)]

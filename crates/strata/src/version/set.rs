@@ -211,7 +211,9 @@ impl VersionSet {
         let number = self.new_file_number();
         let writer = self.write_snapshot(&self.dir, number, version)?;
         let current = format!("{}\n", filenames::manifest_name(number));
-        crate::version::current::replace(self.fs.as_ref(), &self.dir, current.as_bytes())?;
+        crate::util::kill_point::kill_point("current.rename.before");
+        self.fs.write_atomic(&self.dir, filenames::CURRENT, current.as_bytes())?;
+        crate::util::kill_point::kill_point("current.rename.after");
         self.manifest = Some(writer);
         self.manifest_number = number;
         Ok(())
