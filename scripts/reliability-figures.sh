@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # Runs the long versions of the reliability checks in release mode and prints the figures that
 # docs/reliability.md records. Each figure line is printed by the tool itself.
-#   scripts/reliability-figures.sh          # stress runs + crash loops (about 30 min on 2 cores)
+#   scripts/reliability-figures.sh          # stress runs + crash loops (about 1 h on 2 cores)
 #   scripts/reliability-figures.sh --all    # also fault-injection, corruption tests and fuzzing
-# Sizes can be overridden: SYNC_CYCLES (1000), NOSYNC_CYCLES (200), STRESS_SECONDS (120),
-# FUZZ_SECONDS (60), SEED (from the clock).
+# Sizes can be overridden: SYNC_CYCLES (1000), NOSYNC_CYCLES (200), KILL_CYCLES (500),
+# CRASH_TEST_CYCLES (1000), STRESS_SECONDS (120), FUZZ_SECONDS (60), SEED (from the clock).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 sync_cycles=${SYNC_CYCLES:-1000}
 nosync_cycles=${NOSYNC_CYCLES:-200}
+kill_cycles=${KILL_CYCLES:-500}
+crash_test_cycles=${CRASH_TEST_CYCLES:-1000}
 stress_seconds=${STRESS_SECONDS:-120}
 fuzz_seconds=${FUZZ_SECONDS:-60}
 seed=${SEED:-$(date +%s)}
@@ -26,6 +28,18 @@ echo "== crash loop, sync=true, $sync_cycles cycles"
 $bin crash-loop --db "$work/crash-sync" --cycles "$sync_cycles" --threads 4 --sync --seed "$seed" | grep '^crash-loop'
 echo "== crash loop, sync=false, $nosync_cycles cycles"
 $bin crash-loop --db "$work/crash-nosync" --cycles "$nosync_cycles" --threads 4 --no-sync --seed "$seed" | grep '^crash-loop'
+
+# The kill-point loops need the engine's kill points compiled in (inert unless a loop arms them).
+cargo build --release -p strata-stress --features kill-points
+echo "== kill-point loop, $kill_cycles cycles (20% synced writes, 1 KiB MANIFEST)"
+$bin crash-loop --db "$work/kill" --cycles "$kill_cycles" --threads 4 --sync-percent 20 --kill-points \
+  --max-ms 3000 --seed "$seed" --options "max_manifest_file_size=1024" | grep -E '^(crash-loop|kill points|  )'
+echo "== crash-test, $crash_test_cycles cycles (options drawn per cycle)"
+$bin crash-test --db "$work/crash-test" --cycles "$crash_test_cycles" --threads 4 --seed "$seed" |
+  grep -E '^(crash-test|final)'
+echo "== crash-test with kill points, $kill_cycles cycles"
+$bin crash-test --db "$work/crash-test-kill" --cycles "$kill_cycles" --threads 4 --kill-points --max-ms 3000 \
+  --seed "$seed" | grep -E '^(crash-test|final|kill points|  )'
 
 if [ "${1:-}" = "--all" ]; then
   for t in fault_injection corruption; do

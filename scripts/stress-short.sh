@@ -1,17 +1,25 @@
 #!/usr/bin/env bash
 # The short release-mode stress that CI runs: concurrent writers, readers, scans, snapshots,
-# flushes and compactions against an expected-state oracle, then a short kill -9 loop. Release
-# mode matters: races between a writer and readers (e.g. the memtable seek race of 2026-11-26,
-# docs/reliability.md) need the write rate of an optimized build to show up in seconds.
-# Exits non-zero on the first mismatch or engine error. Long versions: scripts/reliability-figures.sh.
-#   env: STRESS_SECONDS (30: the sync=false run; the sync=true run gets a third), CRASH_CYCLES (10),
+# flushes and compactions against an expected-state oracle, then a short kill -9 loop, a loop
+# whose children kill themselves at the engine's kill points (every point must fire), and a
+# crash-test loop that draws each cycle's engine options. Release mode matters: races between
+# a writer and readers (e.g. the memtable seek race of 2026-11-26, docs/reliability.md) need the
+# write rate of an optimized build to show up in seconds.
+# The tool is built once, with the engine's kill points compiled in: they do nothing unless a
+# loop arms them through the environment, and one build instead of two keeps CI a build
+# shorter (~2 minutes on 2 cores).
+# Exits non-zero on the first mismatch or engine error, or if a kill point never fired. Long
+# versions: scripts/reliability-figures.sh.
+#   env: STRESS_SECONDS (30: the sync=false run; the sync=true run gets a third), CRASH_CYCLES (10:
+#        the kill -9 and crash-test loops), KILL_CYCLES (60: each kill point the target of two or more),
 #        SEED (from the clock; printed, so a failure can be re-run)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${STRESS_SECONDS:-30}
 cycles=${CRASH_CYCLES:-10}
+kill_cycles=${KILL_CYCLES:-60}
 seed=${SEED:-$(date +%s)}
-cargo build --release -p strata-stress
+cargo build --release -p strata-stress --features kill-points
 bin=target/release/strata-stress
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -20,3 +28,8 @@ $bin run --db "$work/nosync" --threads 4 --duration "$seconds" --no-sync --seed 
 $bin run --db "$work/sync" --threads 4 --duration $((seconds / 3 > 0 ? seconds / 3 : 1)) --sync --seed "$seed" |
   grep -E '^(run|final)'
 $bin crash-loop --db "$work/crash" --cycles "$cycles" --threads 4 --no-sync --seed "$seed" | grep '^crash-loop'
+# Every cycle's child is armed at one kill point (every fifth at all of them); a 1 KiB MANIFEST
+# makes rolls and CURRENT renames happen in each child.
+$bin crash-loop --db "$work/kill" --cycles "$kill_cycles" --threads 4 --sync-percent 20 --kill-points \
+  --max-ms 3000 --seed "$seed" --options "max_manifest_file_size=1024" | grep -E '^(crash-loop|kill points)'
+$bin crash-test --db "$work/crash-test" --cycles "$cycles" --threads 4 --seed "$seed" | grep -E '^(crash-test|final)'

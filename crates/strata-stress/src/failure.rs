@@ -1,5 +1,6 @@
-//! How a stress run fails: a verification mismatch (exit 3), an engine error (exit 2) or a
-//! problem of the tool itself such as the oracle file or bad arguments (exit 1).
+//! How a stress run fails: a verification mismatch (exit 3), an engine error (exit 2), a
+//! problem of the tool itself such as the oracle file or bad arguments (exit 1), or a kill-point
+//! loop that passed but left some kill point untested (exit 4).
 //!
 //! This module only classifies and reports; it must not decide what is a mismatch.
 
@@ -11,6 +12,8 @@ pub const EXIT_MISMATCH: i32 = 3;
 pub const EXIT_ENGINE: i32 = 2;
 /// Exit code for the tool's own errors.
 pub const EXIT_TOOL: i32 = 1;
+/// Exit code for a kill-point loop in which some kill point never fired.
+pub const EXIT_COVERAGE: i32 = 4;
 
 /// Why a run stopped.
 #[derive(Debug)]
@@ -21,6 +24,9 @@ pub enum Failure {
     Engine(String),
     /// The tool itself failed (oracle IO, arguments, a child process).
     Tool(String),
+    /// Every check passed, but the loop did not test what it was meant to (a kill point that
+    /// never fired).
+    Coverage(String),
 }
 
 impl Failure {
@@ -30,6 +36,7 @@ impl Failure {
             Failure::Mismatch(_) => EXIT_MISMATCH,
             Failure::Engine(_) => EXIT_ENGINE,
             Failure::Tool(_) => EXIT_TOOL,
+            Failure::Coverage(_) => EXIT_COVERAGE,
         }
     }
 
@@ -47,6 +54,7 @@ impl fmt::Display for Failure {
             Failure::Mismatch(m) => write!(f, "MISMATCH: {m}"),
             Failure::Engine(m) => write!(f, "ENGINE ERROR: {m}"),
             Failure::Tool(m) => write!(f, "ERROR: {m}"),
+            Failure::Coverage(m) => write!(f, "NOT COVERED: {m}"),
         }
     }
 }

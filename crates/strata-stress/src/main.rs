@@ -1,12 +1,17 @@
 //! `strata-stress`: a db_stress-like concurrent stress tool for strata with an expected-state
-//! oracle (`run`, `run --verify-only`) and a blackbox crash-loop driver (`crash-loop`).
+//! oracle (`run`, `run --verify-only`), a crash-loop driver killed from outside or at the
+//! engine's kill points (`crash-loop`, `crash-loop --kill-points`), and a crash driver that draws
+//! each cycle's options (`crash-test`).
 //!
 //! This file owns the command line only: it parses flags into the configs of `run` and
-//! `crash_loop` and maps failures to exit codes (3 = mismatch, 2 = engine error, 1 = tool error).
-//! It must not contain test logic.
+//! `crash_loop` and maps failures to exit codes (3 = mismatch, 2 = engine error, 1 = tool error,
+//! 4 = a kill point never fired). It must not contain test logic.
 
 mod crash_loop;
+mod crash_test;
 mod failure;
+mod history;
+mod kill_points;
 mod model;
 mod oracle;
 mod run;
@@ -18,7 +23,9 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use clap::{Args, Parser, Subcommand};
 
+use crate::crash_loop::{ChildSpec, LoopConfig, LoopKind};
 use crate::failure::Failure;
+use crate::worker::WriteMode;
 
 #[derive(Parser)]
 #[command(
@@ -34,8 +41,10 @@ struct Cli {
 enum Cmd {
     /// Run threads of random operations, verifying every read; or verify the whole database.
     Run(RunArgs),
-    /// Repeatedly run, SIGKILL after a random delay, and verify.
+    /// Repeatedly run, SIGKILL after a random delay (or at a kill point), and verify.
     CrashLoop(LoopArgs),
+    /// As crash-loop, with engine options, write mode and kill delay drawn for every cycle.
+    CrashTest(TestArgs),
 }
 
 /// Flags shared by `run` and `crash-loop` (which passes them on to its children).
@@ -54,11 +63,18 @@ struct Common {
     #[arg(long, default_value_t = 10_000)]
     keys: u64,
     /// Writes with WriteOptions::sync = true (the default).
-    #[arg(long, conflicts_with = "no_sync")]
+    #[arg(long, conflicts_with_all = ["no_sync", "sync_percent"])]
     sync: bool,
     /// Writes with sync = false: WAL written but not fsynced before the ack.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "sync_percent")]
     no_sync: bool,
+    /// This percentage of writes with sync = true, drawn per write.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(0..=100))]
+    sync_percent: Option<u32>,
+    /// Writes with disable_wal = true: a crash loses what was not flushed, and the verifier
+    /// accepts any value a key took since (the unlogged history, docs/durability.md).
+    #[arg(long)]
+    disable_wal: bool,
     /// Seed [default: from the clock; printed].
     #[arg(long)]
     seed: Option<u64>,
@@ -91,31 +107,24 @@ impl Common {
         })
     }
 
+    fn write_mode(&self) -> WriteMode {
+        let sync_percent = self.sync_percent.unwrap_or(if self.no_sync { 0 } else { 100 });
+        WriteMode { sync_percent, disable_wal: self.disable_wal }
+    }
+
     /// The flags a child process needs to act on the same database and oracle, seed excluded.
-    fn child_args(&self) -> Vec<String> {
-        let mut a = vec![
-            "--db".into(),
-            self.db.display().to_string(),
-            "--expected".into(),
-            self.expected().display().to_string(),
-            "--threads".into(),
-            self.threads.to_string(),
-            "--keys".into(),
-            self.keys.to_string(),
-            "--write-buffer-size".into(),
-            self.write_buffer_size.to_string(),
-            if self.no_sync { "--no-sync" } else { "--sync" }.into(),
-            "--checkpoints-per-10k".into(),
-            self.checkpoints_per_10k.to_string(),
-        ];
-        if self.oracle_fsync {
-            a.push("--oracle-fsync".into());
+    fn child_spec(&self) -> ChildSpec {
+        ChildSpec {
+            db: self.db.clone(),
+            expected: self.expected(),
+            threads: self.threads,
+            keys: self.keys,
+            write_buffer_size: self.write_buffer_size,
+            write_mode: self.write_mode(),
+            checkpoints_per_10k: self.checkpoints_per_10k,
+            oracle_fsync: self.oracle_fsync,
+            options: self.options.clone(),
         }
-        if let Some(options) = &self.options {
-            a.push("--options".into());
-            a.push(options.clone());
-        }
-        a
     }
 }
 
@@ -147,9 +156,25 @@ struct LoopArgs {
     /// Shortest time a child runs before SIGKILL.
     #[arg(long, default_value_t = 100)]
     min_ms: u64,
-    /// Longest time a child runs before SIGKILL.
+    /// Longest time a child runs before SIGKILL (with --kill-points: the time given to the
+    /// armed point to fire before the SIGKILL).
     #[arg(long, default_value_t = 1500)]
     max_ms: u64,
+    /// Arm the engine's kill points (a build with `--features kill-points`): each cycle's child
+    /// kills itself at one, and a table of the points that fired ends the loop, which fails
+    /// (exit 4) if some point never fired.
+    #[arg(long)]
+    kill_points: bool,
+}
+
+#[derive(Args)]
+struct TestArgs {
+    #[command(flatten)]
+    looping: LoopArgs,
+    /// Number of the first cycle (0-based): `--seed S --first-cycle C --cycles 1` draws cycle C's
+    /// options again (the line of cycle C+1 in a loop's output).
+    #[arg(long, default_value_t = 0)]
+    first_cycle: u32,
 }
 
 fn run_config(a: &RunArgs) -> run::RunConfig {
@@ -165,7 +190,7 @@ fn run_config(a: &RunArgs) -> run::RunConfig {
         ops: a.ops.or(if a.duration.is_none() { Some(10_000) } else { None }),
         duration: a.duration.map(Duration::from_secs_f64),
         keys: c.keys.max(1),
-        sync: !c.no_sync,
+        write_mode: c.write_mode(),
         seed,
         write_buffer_size: c.write_buffer_size,
         options: c.options.clone(),
@@ -175,21 +200,32 @@ fn run_config(a: &RunArgs) -> run::RunConfig {
     }
 }
 
+fn loop_config(a: &LoopArgs, kind: LoopKind, first_cycle: u32) -> LoopConfig {
+    let seed = a.common.seed();
+    println!("seed={seed}");
+    LoopConfig {
+        kind,
+        cycles: a.cycles,
+        first_cycle,
+        min_ms: a.min_ms,
+        max_ms: a.max_ms,
+        seed,
+        spec: a.common.child_spec(),
+    }
+}
+
 fn main() {
     let cli = Cli::parse();
     let result: Result<(), Failure> = match &cli.cmd {
         Cmd::Run(a) if a.verify_only => run::verify_only(&run_config(a)),
         Cmd::Run(a) => run::run(&run_config(a)),
         Cmd::CrashLoop(a) => {
-            let seed = a.common.seed();
-            println!("seed={seed}");
-            crash_loop::crash_loop(&crash_loop::LoopConfig {
-                cycles: a.cycles,
-                min_ms: a.min_ms,
-                max_ms: a.max_ms,
-                seed,
-                child_args: a.common.child_args(),
-            })
+            let kind = if a.kill_points { LoopKind::KillPoints } else { LoopKind::Blackbox };
+            crash_loop::crash_loop(&loop_config(a, kind, 0))
+        }
+        Cmd::CrashTest(a) => {
+            let kind = LoopKind::CrashTest { kill_points: a.looping.kill_points };
+            crash_loop::crash_loop(&loop_config(&a.looping, kind, a.first_cycle))
         }
     };
     if let Err(f) = result {

@@ -13,9 +13,10 @@ use std::time::{Duration, Instant};
 use strata::{Db, Options};
 
 use crate::failure::Failure;
+use crate::history::{self, History};
 use crate::oracle::Oracle;
-use crate::verify::verify_db;
-use crate::worker::{CheckpointArea, Stats, Worker};
+use crate::verify::{verify_db, Unlogged};
+use crate::worker::{CheckpointArea, Stats, Worker, WriteMode};
 
 /// Everything `run` needs, resolved from the command line.
 #[derive(Debug, Clone)]
@@ -32,8 +33,8 @@ pub struct RunConfig {
     pub duration: Option<Duration>,
     /// Key space size.
     pub keys: u64,
-    /// `WriteOptions::sync`.
-    pub sync: bool,
+    /// How writes are made: the share with `sync = true`, and `disable_wal`.
+    pub write_mode: WriteMode,
     /// Base seed of the threads' generators.
     pub seed: u64,
     /// `Options::write_buffer_size`: small, so flushes and compactions happen during short runs.
@@ -97,27 +98,41 @@ fn has_entries(dir: &Path) -> bool {
 /// `run --verify-only`.
 pub fn verify_only(cfg: &RunConfig) -> Result<(), Failure> {
     let (db, oracle) = open_pair(cfg)?;
-    println!("{}", verify_db(&db, &oracle)?);
+    println!("{}", verify_after_crash(cfg, &db, &oracle)?);
     db.close()?;
     Ok(())
+}
+
+/// Verifies a database reopened after a crash, accepting the loss of what an unlogged run wrote
+/// since its last flush, then forgets that run's history: the oracle is exact again.
+fn verify_after_crash(cfg: &RunConfig, db: &Db, oracle: &Oracle) -> Result<crate::verify::Report, Failure> {
+    let unlogged = history::load(&cfg.expected)?;
+    let report = verify_db(db, oracle, &unlogged)?;
+    history::clear(&cfg.expected)?;
+    Ok(report)
 }
 
 /// `run`.
 pub fn run(cfg: &RunConfig) -> Result<(), Failure> {
     let (db, oracle) = open_pair(cfg)?;
-    if oracle.all_slots().iter().any(|s| s.pending.is_some()) {
-        println!("startup {}", verify_db(&db, &oracle)?);
+    let unlogged_before = history::load(&cfg.expected)?;
+    if !unlogged_before.is_empty() || oracle.all_slots().iter().any(|s| s.pending.is_some()) {
+        println!("startup {}", verify_after_crash(cfg, &db, &oracle)?);
     }
+    let history = cfg.write_mode.disable_wal.then(|| History::create(&cfg.expected)).transpose()?;
     let stats = Stats::default();
     let area = checkpoint_area(cfg)?;
     let start = Instant::now();
-    run_threads(cfg, &db, &oracle, &stats, &area);
+    run_threads(cfg, &db, &oracle, &stats, &area, history.as_ref());
     let elapsed = start.elapsed();
-    let report = verify_db(&db, &oracle)?;
+    // The database is still open: even unlogged writes must all be there.
+    let report = verify_db(&db, &oracle, &Unlogged::new())?;
     print_summary(cfg, &stats, elapsed);
     println!("final {report}");
     db.close()?;
     oracle.sync()?;
+    // Closing flushed the unlogged writes: they are as durable as any now.
+    history::clear(&cfg.expected)?;
     Ok(())
 }
 
@@ -136,7 +151,14 @@ fn checkpoint_area(cfg: &RunConfig) -> Result<CheckpointArea, Failure> {
     Ok(CheckpointArea { dir, options, per_10k: cfg.checkpoints_per_10k })
 }
 
-fn run_threads(cfg: &RunConfig, db: &Db, oracle: &Oracle, stats: &Stats, area: &CheckpointArea) {
+fn run_threads(
+    cfg: &RunConfig,
+    db: &Db,
+    oracle: &Oracle,
+    stats: &Stats,
+    area: &CheckpointArea,
+    history: Option<&History>,
+) {
     let deadline = cfg.duration.map(|d| Instant::now() + d);
     let per_thread = cfg.ops.map(|n| n.div_ceil(cfg.threads));
     let done = AtomicBool::new(false);
@@ -144,7 +166,9 @@ fn run_threads(cfg: &RunConfig, db: &Db, oracle: &Oracle, stats: &Stats, area: &
         let workers: Vec<_> = (0..cfg.threads)
             .map(|id| {
                 s.spawn(move || {
-                    let mut w = Worker::new(db, oracle, stats, cfg.sync, cfg.seed, id).with_checkpoints(area);
+                    let mut w = Worker::new(db, oracle, stats, cfg.write_mode, cfg.seed, id)
+                        .with_checkpoints(area)
+                        .with_history(history);
                     let mut n = 0u64;
                     while per_thread.is_none_or(|p| n < p) && deadline.is_none_or(|d| Instant::now() < d) {
                         // A failure ends the process at once: the database is known to be wrong
@@ -198,7 +222,7 @@ fn print_summary(cfg: &RunConfig, stats: &Stats, elapsed: Duration) {
         "run: threads={} keys={} sync={} seed={} {} seconds={secs:.2} ops_per_sec={:.0}",
         cfg.threads,
         cfg.keys,
-        cfg.sync,
+        cfg.write_mode,
         cfg.seed,
         counters(stats),
         ops as f64 / secs.max(1e-9)

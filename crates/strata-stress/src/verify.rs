@@ -8,6 +8,11 @@
 //! the point reads. Afterwards each in-flight slot is resolved to what the database holds, so the
 //! next run starts from an exact oracle.
 //!
+//! Keys written by a `--disable-wal` run (listed in the unlogged history, see `history`) are the
+//! exception: such writes are lost on a crash unless a flush completed after them
+//! (docs/durability.md), so the key may hold any value it took during that run, and is resolved
+//! to the one found. They are counted (`unlogged_reverted`), never reported as lost.
+//!
 //! This module must not write to the database.
 
 use std::collections::BTreeMap;
@@ -31,14 +36,25 @@ pub struct Report {
     pub pending_applied: u64,
     /// Acknowledged writes recorded by the oracle over its whole life.
     pub acked_writes: u64,
+    /// Keys written by an unlogged (`disable_wal`) run since the last verification.
+    pub unlogged_keys: u64,
+    /// Of those, keys found at an earlier value than their last acknowledged one.
+    pub unlogged_reverted: u64,
 }
 
 impl std::fmt::Display for Report {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "verify: keys={} present={} pending={} pending_applied={} acked_writes={} mismatches=0",
-            self.keys, self.present, self.pending, self.pending_applied, self.acked_writes
+            "verify: keys={} present={} pending={} pending_applied={} acked_writes={} unlogged_keys={} \
+             unlogged_reverted={} mismatches=0",
+            self.keys,
+            self.present,
+            self.pending,
+            self.pending_applied,
+            self.acked_writes,
+            self.unlogged_keys,
+            self.unlogged_reverted
         )
     }
 }
@@ -51,21 +67,58 @@ struct Allowed {
 }
 
 /// Checks the whole database against the oracle and resolves in-flight slots. No worker may run.
-pub fn verify_db(db: &Db, oracle: &Oracle) -> Result<Report, Failure> {
+/// `unlogged` holds, per key written by a `--disable-wal` run, every value it took there.
+pub fn verify_db(db: &Db, oracle: &Oracle, unlogged: &Unlogged) -> Result<Report, Failure> {
     let slots = oracle.all_slots();
     let found = point_reads(db, slots.len() as u64)?;
     check_scan(db, &found, false)?;
     check_scan(db, &found, true)?;
-    let allowed = classify(&slots, &found)?;
+    let unlogged_found = classify_unlogged(&slots, &found, unlogged)?;
+    let allowed = classify(&slots, &found, unlogged)?;
     check_batches(&slots, &allowed)?;
-    let pending_applied = resolve(oracle, &slots, &allowed)?;
+    let pending_applied = resolve(oracle, &slots, &allowed, &unlogged_found)?;
     Ok(Report {
         keys: slots.len() as u64,
         present: found.iter().filter(|v| v.is_some()).count() as u64,
         pending: allowed.len() as u64,
         pending_applied,
         acked_writes: slots.iter().map(|s| u64::from(s.acked)).sum(),
+        unlogged_keys: unlogged.len() as u64,
+        unlogged_reverted: unlogged_found.iter().filter(|&(&k, v)| *v != slots[k as usize].cur).count()
+            as u64,
     })
+}
+
+/// Per key, every value it took during an unlogged run (`history::load`).
+pub type Unlogged = BTreeMap<u64, Vec<Value>>;
+
+/// For each key of an unlogged run: the value it was found at, which must be one it took.
+fn classify_unlogged(
+    slots: &[Slot],
+    found: &[Option<Vec<u8>>],
+    unlogged: &Unlogged,
+) -> Result<BTreeMap<u64, Value>, Failure> {
+    let mut out = BTreeMap::new();
+    for (&k, values) in unlogged {
+        let (slot, actual) = match (slots.get(k as usize), found.get(k as usize)) {
+            (Some(s), Some(a)) => (s, a.as_deref()),
+            _ => return Err(Failure::Tool(format!("unlogged history names key {k}, beyond --keys"))),
+        };
+        let candidates =
+            std::iter::once(slot.cur).chain(slot.pending.map(|p| p.new)).chain(values.iter().copied());
+        let Some(v) = candidates.into_iter().find(|v| v.bytes(k).as_deref() == actual) else {
+            let took: Vec<String> = values.iter().map(Value::to_string).collect();
+            return Err(Failure::Mismatch(format!(
+                "key k{k:08} (written with disable_wal since the last verification): expected {} or a value it \
+                 took meanwhile ({}) actual {}",
+                slot.cur,
+                took.join("; "),
+                describe(actual)
+            )));
+        };
+        out.insert(k, v);
+    }
+    Ok(out)
 }
 
 fn point_reads(db: &Db, keys: u64) -> Result<Vec<Option<Vec<u8>>>, Failure> {
@@ -115,11 +168,19 @@ fn check_scan(db: &Db, found: &[Option<Vec<u8>>], reverse: bool) -> Result<(), F
     Ok(())
 }
 
-/// Checks every key; returns what each in-flight key was found to hold.
-fn classify(slots: &[Slot], found: &[Option<Vec<u8>>]) -> Result<BTreeMap<u64, Allowed>, Failure> {
+/// Checks every key but those of an unlogged run; returns what each in-flight key was found to
+/// hold.
+fn classify(
+    slots: &[Slot],
+    found: &[Option<Vec<u8>>],
+    unlogged: &Unlogged,
+) -> Result<BTreeMap<u64, Allowed>, Failure> {
     let mut allowed = BTreeMap::new();
     for (k, (slot, actual)) in slots.iter().zip(found).enumerate() {
         let k = k as u64;
+        if unlogged.contains_key(&k) {
+            continue;
+        }
         let actual = actual.as_deref();
         let old = slot.cur.bytes(k);
         match slot.pending {
@@ -166,8 +227,20 @@ fn check_batches(slots: &[Slot], allowed: &BTreeMap<u64, Allowed>) -> Result<(),
     }
 }
 
-/// Makes every in-flight slot exact again; returns how many were found applied.
-fn resolve(oracle: &Oracle, slots: &[Slot], allowed: &BTreeMap<u64, Allowed>) -> Result<u64, Failure> {
+/// Makes every in-flight slot, and every key of an unlogged run, exact again; returns how many
+/// in-flight writes were found applied.
+fn resolve(
+    oracle: &Oracle,
+    slots: &[Slot],
+    allowed: &BTreeMap<u64, Allowed>,
+    unlogged_found: &BTreeMap<u64, Value>,
+) -> Result<u64, Failure> {
+    for (&k, &v) in unlogged_found {
+        let slot = slots[k as usize];
+        if slot.pending.is_some() || slot.cur != v {
+            oracle.lock(&[k]).resolve(k, v)?;
+        }
+    }
     let mut applied = 0;
     for (&k, a) in allowed {
         let slot = slots[k as usize];
@@ -199,19 +272,35 @@ mod tests {
     fn in_flight_keys_may_hold_old_or_new_but_batches_stay_atomic() {
         let slots = [in_flight(1, 2, 7), in_flight(3, 4, 7), in_flight(5, 6, 8)];
         let all_new = [short(2).bytes(0), short(4).bytes(1), short(5).bytes(2)];
-        let a = classify(&slots, &all_new).unwrap();
+        let a = classify(&slots, &all_new, &Unlogged::new()).unwrap();
         assert!(check_batches(&slots, &a).is_ok());
         let torn = [short(2).bytes(0), short(3).bytes(1), short(5).bytes(2)];
-        let a = classify(&slots, &torn).unwrap();
+        let a = classify(&slots, &torn, &Unlogged::new()).unwrap();
         assert!(matches!(check_batches(&slots, &a), Err(Failure::Mismatch(_))), "batch 7 half-applied");
     }
 
     #[test]
     fn acknowledged_keys_must_match_exactly() {
         let slots = [Slot { cur: short(1), pending: None, acked: 1 }];
-        assert!(classify(&slots, &[short(1).bytes(0)]).is_ok());
-        assert!(matches!(classify(&slots, &[None]), Err(Failure::Mismatch(_))), "a lost write");
+        let none = Unlogged::new();
+        assert!(classify(&slots, &[short(1).bytes(0)], &none).is_ok());
+        assert!(matches!(classify(&slots, &[None], &none), Err(Failure::Mismatch(_))), "a lost write");
         let neither = [in_flight(1, 2, 9)];
-        assert!(classify(&neither, &[short(3).bytes(0)]).is_err(), "neither old nor new");
+        assert!(classify(&neither, &[short(3).bytes(0)], &none).is_err(), "neither old nor new");
+    }
+
+    #[test]
+    fn unlogged_keys_may_hold_any_value_they_took_but_nothing_else() {
+        let slots = [Slot { cur: short(3), pending: None, acked: 3 }, in_flight(7, 8, 1)];
+        let unlogged: Unlogged =
+            [(0, vec![short(1), short(2), short(3)]), (1, vec![short(7), short(8)])].into();
+        let reverted = [short(1).bytes(0), short(7).bytes(1)];
+        let got = classify_unlogged(&slots, &reverted, &unlogged).unwrap();
+        assert_eq!(got.into_iter().collect::<Vec<_>>(), [(0, short(1)), (1, short(7))]);
+        assert!(classify(&slots, &reverted, &unlogged).unwrap().is_empty(), "left to the unlogged rule");
+        let strange = [short(9).bytes(0), short(7).bytes(1)];
+        assert!(matches!(classify_unlogged(&slots, &strange, &unlogged), Err(Failure::Mismatch(_))));
+        let absent = [None, short(7).bytes(1)];
+        assert!(classify_unlogged(&slots, &absent, &unlogged).is_err(), "absent was never a value of key 0");
     }
 }

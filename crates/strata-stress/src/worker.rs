@@ -16,6 +16,7 @@ use std::path::PathBuf;
 use strata::{Db, Options, ReadOptions, Snapshot, WriteBatch, WriteOptions};
 
 use crate::failure::Failure;
+use crate::history::History;
 use crate::model::{describe, key_bytes, Kind, Value};
 use crate::oracle::Oracle;
 
@@ -52,6 +53,27 @@ pub struct CheckpointArea {
     pub options: Options,
     /// Checkpoints per 10,000 operations.
     pub per_10k: u32,
+}
+
+/// How a run writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WriteMode {
+    /// Percent of writes made with `sync = true` (0-100); 0 and 100 draw nothing, so the
+    /// operation streams of `--no-sync` and `--sync` runs do not depend on it.
+    pub sync_percent: u32,
+    /// Every write with `disable_wal = true` (and never synced).
+    pub disable_wal: bool,
+}
+
+impl std::fmt::Display for WriteMode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match (self.disable_wal, self.sync_percent) {
+            (true, _) => write!(f, "false disable_wal=true"),
+            (false, 0) => write!(f, "false"),
+            (false, 100) => write!(f, "true"),
+            (false, p) => write!(f, "{p}%"),
+        }
+    }
 }
 
 fn bump(c: &AtomicU64, n: u64) {
@@ -102,19 +124,54 @@ pub struct Worker<'a> {
     oracle: &'a Oracle,
     stats: &'a Stats,
     rng: fastrand::Rng,
-    wopts: WriteOptions,
+    mode: WriteMode,
     id: u64,
     next_tag: u64,
     checkpoints: Option<&'a CheckpointArea>,
     next_checkpoint: u64,
+    history: Option<&'a History>,
 }
 
 impl<'a> Worker<'a> {
     /// A thread with its own generator seeded from `seed` and `id`.
-    pub fn new(db: &'a Db, oracle: &'a Oracle, stats: &'a Stats, sync: bool, seed: u64, id: u64) -> Self {
+    pub fn new(
+        db: &'a Db,
+        oracle: &'a Oracle,
+        stats: &'a Stats,
+        mode: WriteMode,
+        seed: u64,
+        id: u64,
+    ) -> Self {
         let rng = fastrand::Rng::with_seed(seed ^ id.wrapping_add(1).wrapping_mul(0x9e37_79b9_7f4a_7c15));
-        let wopts = WriteOptions { sync, disable_wal: false };
-        Worker { db, oracle, stats, rng, wopts, id, next_tag: 0, checkpoints: None, next_checkpoint: 0 }
+        Worker {
+            db,
+            oracle,
+            stats,
+            rng,
+            mode,
+            id,
+            next_tag: 0,
+            checkpoints: None,
+            next_checkpoint: 0,
+            history: None,
+        }
+    }
+
+    /// Records every write in `history` (a `--disable-wal` run) before making it.
+    pub fn with_history(mut self, history: Option<&'a History>) -> Self {
+        self.history = history;
+        self
+    }
+
+    /// The options of the next write: synced in `sync_percent` of them.
+    fn write_options(&mut self) -> WriteOptions {
+        let sync = match self.mode.sync_percent {
+            _ if self.mode.disable_wal => false,
+            0 => false,
+            p if p >= 100 => true,
+            p => self.rng.u32(0..100) < p,
+        };
+        WriteOptions { sync, disable_wal: self.mode.disable_wal }
     }
 
     /// Lets this thread take checkpoints into `area`.
@@ -186,15 +243,21 @@ impl<'a> Worker<'a> {
             ops.iter().map(|&(k, op)| (k, op.apply(locked.slot(k).cur))).collect();
         self.next_tag += 1;
         locked.begin(&intents, (self.id + 1) << 48 | self.next_tag)?;
-        self.issue(ops)?;
+        if let Some(h) = self.history {
+            let changes: Vec<(u64, Value, Value)> =
+                intents.iter().map(|&(k, new)| (k, locked.slot(k).cur, new)).collect();
+            h.append(&changes)?;
+        }
+        let wopts = self.write_options();
+        self.issue(ops, &wopts)?;
         locked.complete(&keys)?;
         bump(&self.stats.writes, ops.len() as u64);
         Ok(())
     }
 
     /// The engine call: a single op through its own API, several through one `WriteBatch`.
-    fn issue(&self, ops: &[(u64, Op)]) -> strata::Result<()> {
-        let (db, w) = (self.db, &self.wopts);
+    fn issue(&self, ops: &[(u64, Op)], w: &WriteOptions) -> strata::Result<()> {
+        let db = self.db;
         if let [(k, op)] = ops {
             let key = key_bytes(*k);
             return match op {

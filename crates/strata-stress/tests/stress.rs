@@ -163,3 +163,80 @@ fn a_leftover_oracle_beside_a_fresh_database_is_a_tool_error_not_a_mismatch() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("records acknowledged writes") && !stderr.contains("MISMATCH"), "{stderr}");
 }
+
+/// `crash-test`: every cycle prints the options it drew (and how to draw them again), and a
+/// last verification reopens the database with the base options.
+#[test]
+fn crash_test_draws_and_prints_each_cycles_options() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, exp) = paths(dir.path());
+    let args =
+        ["crash-test", "--db", &db, "--expected", &exp, "--threads", "2", "--keys", "1000", "--seed", "11"];
+    let out = stress(&[&args[..], &["--cycles", "4", "--min-ms", "150", "--max-ms", "500"]].concat());
+    assert_eq!(out.status.code(), Some(0), "crash test failed");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    for cycle in 1..=4 {
+        let line = format!("cycle {cycle}/4 options: write_buffer_size=");
+        assert!(stdout.contains(&line), "{line} missing from\n{stdout}");
+        let replay = format!("--seed 11 --first-cycle {} --cycles 1", cycle - 1);
+        assert!(stdout.contains(&replay), "{replay} missing from\n{stdout}");
+    }
+    assert!(stdout.contains("final verify with the base options"), "{stdout}");
+    assert!(stdout.contains("crash-test: cycles=4 ") && stdout.contains("acked_writes_lost=0"), "{stdout}");
+    // The drawn options (up to the replay hint) of cycle 3, drawn again on their own.
+    let drawn = |text: &str, prefix: &str| {
+        let line = text.lines().find(|l| l.starts_with(prefix)).expect("an options line").to_string();
+        line.split_once(": ").unwrap().1.split(" (these again").next().unwrap().to_string()
+    };
+    let again = stress(
+        &[&args[..], &["--first-cycle", "2", "--cycles", "1", "--min-ms", "150", "--max-ms", "500"]].concat(),
+    );
+    assert_eq!(again.status.code(), Some(0));
+    let replayed = drawn(&String::from_utf8_lossy(&again.stdout), "cycle 3/3 options: ");
+    assert_eq!(replayed, drawn(&stdout, "cycle 3/4 options: "));
+}
+
+/// `--disable-wal` loops: killed children lose what was not flushed, and the verifier accepts
+/// exactly that (any value the key took in the run), counting it.
+#[test]
+fn crash_loop_without_the_wal_accepts_unflushed_losses() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, exp) = paths(dir.path());
+    let args =
+        ["crash-loop", "--db", &db, "--expected", &exp, "--cycles", "3", "--threads", "2", "--keys", "1000"];
+    let out = stress(&[&args[..], &["--min-ms", "200", "--max-ms", "600", "--disable-wal"]].concat());
+    assert_eq!(out.status.code(), Some(0), "crash loop failed");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("unlogged_cycles=3 unlogged_reverted="), "{stdout}");
+    assert!(!dir.path().join("expected/unlogged.history").exists(), "the verifier clears the history");
+    let out = verify_only(dir.path(), "1000");
+    assert_eq!(out.status.code(), Some(0));
+}
+
+#[cfg(not(feature = "kill-points"))]
+#[test]
+fn kill_points_need_a_build_with_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, exp) = paths(dir.path());
+    let out = stress(&["crash-loop", "--db", &db, "--expected", &exp, "--cycles", "1", "--kill-points"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--features kill-points"));
+}
+
+/// With kill points: children kill themselves at the armed points, every cycle verifies, and a
+/// loop too short for every point to fire ends with the table and exit code 4.
+#[cfg(feature = "kill-points")]
+#[test]
+fn a_short_kill_point_loop_reports_the_points_that_never_fired() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, exp) = paths(dir.path());
+    let args =
+        ["crash-loop", "--db", &db, "--expected", &exp, "--cycles", "4", "--threads", "2", "--keys", "1000"];
+    let extra = ["--kill-points", "--max-ms", "3000", "--sync-percent", "20", "--seed", "5"];
+    let out = stress(&[&args[..], &extra, &["--options", "max_manifest_file_size=1024"]].concat());
+    assert_eq!(out.status.code(), Some(4), "a point never fired: exit 4");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("killed itself at kill point "), "{stdout}");
+    assert!(stdout.contains("acked_writes_lost=0") && stdout.contains("  wal.append.before"), "{stdout}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("NOT COVERED: kill points that never fired"));
+}

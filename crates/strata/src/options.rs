@@ -240,6 +240,12 @@ pub struct Options {
     pub max_log_file_size: u64,
     /// Rotated `LOG.old.*` files kept; older ones are deleted (default 10).
     pub keep_log_file_num: usize,
+    /// Once the MANIFEST is larger than this many bytes, the next version change writes a new
+    /// MANIFEST holding a snapshot of the current state and makes `CURRENT` name it, instead of
+    /// appending (default 64 MiB; RocksDB's option of the same name). Recovery replays the whole
+    /// MANIFEST, so this bounds its time; each roll costs writing the snapshot and replacing
+    /// `CURRENT`. A MANIFEST whose snapshot alone exceeds it rolls at every change.
+    pub max_manifest_file_size: u64,
     /// Time every `get`, `multi_get` and write into the latency histograms
     /// ([`Stats::get_latency`](crate::Stats::get_latency) and
     /// [`Stats::write_latency`](crate::Stats::write_latency), the `strata.histograms` property
@@ -306,6 +312,7 @@ impl Default for Options {
             info_log: true,
             max_log_file_size: 4 << 20,
             keep_log_file_num: 10,
+            max_manifest_file_size: 64 << 20,
             latency_histograms: false,
             merge_operator: None,
             fs: crate::fs::default_fs(),
@@ -413,6 +420,9 @@ impl Options {
         }
         if self.max_log_file_size < 1024 {
             return Err(invalid("max_log_file_size", "must be at least 1 KiB"));
+        }
+        if self.max_manifest_file_size == 0 {
+            return Err(invalid("max_manifest_file_size", "must be at least 1"));
         }
         #[cfg(not(feature = "zstd"))]
         if self.compression_per_level.contains(&Compression::Zstd)

@@ -106,6 +106,7 @@ fn invalid_options_name_the_option() {
         ("compaction_nice", Options { compaction_nice: 20, ..Options::default() }),
         ("sync_gather_micros", Options { sync_gather_micros: 10_001, ..Options::default() }),
         ("write_spin_micros", Options { write_spin_micros: 10_001, ..Options::default() }),
+        ("max_manifest_file_size", Options { max_manifest_file_size: 0, ..Options::default() }),
     ];
     for (n, (name, opts)) in cases.into_iter().enumerate() {
         let path = root.path().join(format!("db{n}"));

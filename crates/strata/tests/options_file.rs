@@ -47,6 +47,7 @@ fn non_default() -> Options {
         info_log: false,
         max_log_file_size: 1 << 20,
         keep_log_file_num: 3,
+        max_manifest_file_size: 1 << 10,
         merge_operator: strata::merge::builtin("uint64add"),
         ..Options::default()
     }
@@ -247,6 +248,43 @@ fn log_rotates_at_the_size_limit_and_keeps_a_bounded_number() {
         let len = std::fs::metadata(&name).unwrap().len();
         // A single line longer than the limit may exceed it; ours are shorter than 1 KiB.
         assert!(len <= 1024, "{} is {len} bytes", name.display());
+    }
+}
+
+fn current_manifest(dir: &Path) -> String {
+    std::fs::read_to_string(dir.join("CURRENT")).unwrap().trim_end().to_string()
+}
+
+/// A tiny `max_manifest_file_size` (256 bytes: a flush edit is ~100) rolls the MANIFEST every few edits (each roll replaces
+/// CURRENT and the old MANIFEST is deleted); the default never rolls in a small run.
+#[test]
+fn the_manifest_rolls_at_max_manifest_file_size() {
+    for (max, expect_rolls) in [(256, true), (Options::default().max_manifest_file_size, false)] {
+        let dir = tempfile::tempdir().unwrap();
+        let opts = Options { max_manifest_file_size: max, ..Options::default() };
+        let db = Db::open(dir.path(), opts.clone()).unwrap();
+        let mut seen = vec![current_manifest(dir.path())];
+        for round in 0..12 {
+            fill_and_flush(&db, round);
+            let now = current_manifest(dir.path());
+            if seen.last() != Some(&now) {
+                seen.push(now);
+            }
+        }
+        if expect_rolls {
+            assert!(seen.len() >= 4, "max {max}: CURRENT named only {seen:?}");
+        } else {
+            assert_eq!(seen.len(), 1, "max {max}: {seen:?}");
+        }
+        db.close().unwrap();
+        let manifests: Vec<String> =
+            names(dir.path()).into_iter().filter(|n| n.starts_with("MANIFEST-")).collect();
+        assert_eq!(manifests, [current_manifest(dir.path())], "old MANIFESTs are deleted");
+        let db = Db::open(dir.path(), opts).unwrap();
+        for round in 0..12u32 {
+            let key = format!("k{round:03}-049");
+            assert_eq!(db.get(&ReadOptions::new(), key.as_bytes()).unwrap().as_deref(), Some(&b"value"[..]));
+        }
     }
 }
 

@@ -8,6 +8,7 @@ use crate::error::Result;
 use crate::fs::{BufferedWriter, WritableFile};
 use crate::options::Compression;
 use crate::util::compress::Compressor;
+use crate::util::kill_point::kill_point;
 use crate::version::edit::BlobFileMeta;
 
 /// Appends records to a new blob file.
@@ -66,7 +67,9 @@ impl BlobWriter {
     /// Writes the footer and fdatasyncs the file.
     pub fn finish(mut self) -> Result<BlobFileMeta> {
         self.out.write(&self.footer.encode())?;
+        kill_point("blob.finish.before_sync");
         let file_size = self.out.finish()?;
+        kill_point("blob.finish.after_sync");
         Ok(BlobFileMeta {
             number: self.file_number,
             file_size,

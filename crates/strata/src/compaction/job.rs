@@ -16,6 +16,7 @@ use crate::error::{Error, Result};
 use crate::iter::InternalIterator;
 use crate::key::{self, SeqNo, ValueKind};
 use crate::sst::{TableBuilder, TableBuilderOptions};
+use crate::util::kill_point::kill_point;
 use crate::version::edit::{BlobFileMeta, FileMeta};
 
 /// A blob file is rolled once it holds this many bytes.
@@ -199,6 +200,7 @@ impl Job<'_> {
                 let live = self.db.read_blob_walking(user_key, value, Some(&mut self.relocation_walk))?;
                 self.add_garbage(value)?;
                 self.write_blob(user_key, &live, &mut ptr)?;
+                kill_point("blob.relocate");
                 (ValueKind::Blob, ptr.as_slice())
             }
             _ => (kind, value),

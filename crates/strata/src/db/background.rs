@@ -27,6 +27,7 @@ use crate::iter::merging::MergingIterator;
 use crate::iter::InternalIterator;
 use crate::memtable::MemTable;
 use crate::options::NUM_LEVELS;
+use crate::util::kill_point::kill_point;
 use crate::version::edit::VersionEdit;
 use crate::version::version::Version;
 
@@ -559,22 +560,24 @@ impl DbInner {
         let deleted = (tables.len(), blobs.len());
         for n in tables {
             self.table_cache.evict(n);
+            kill_point("obsolete.delete.table");
             self.remove(&filenames::table(&self.dir, n));
         }
         for n in blobs {
             self.table_cache.evict(n);
+            kill_point("obsolete.delete.blob");
             self.remove(&filenames::blob(&self.dir, n));
         }
         let Ok(names) = self.fs.list_dir(&self.dir) else { return };
         for name in names {
-            let stale = match filenames::parse(&name) {
-                Some((filenames::FileKind::Wal, n)) => n < log_number,
-                Some((filenames::FileKind::Manifest, n)) => n < manifest,
-                _ => false,
-            };
-            if stale {
-                self.remove(&self.dir.join(&name));
+            match filenames::parse(&name) {
+                Some((filenames::FileKind::Wal, n)) if n < log_number => kill_point("obsolete.delete.wal"),
+                Some((filenames::FileKind::Manifest, n)) if n < manifest => {
+                    kill_point("obsolete.delete.manifest")
+                }
+                _ => continue,
             }
+            self.remove(&self.dir.join(&name));
         }
         self.log_if_slow(
             None,

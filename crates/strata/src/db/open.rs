@@ -41,6 +41,7 @@ pub(crate) fn open(path: &Path, opts: Options) -> Result<Arc<DbInner>> {
     let lock = fs.lock(&path.join(filenames::LOCK))?;
     let manifest = load_or_create(fs.as_ref(), path, &opts)?;
     let mut versions = manifest.set;
+    versions.set_max_manifest_file_size(opts.max_manifest_file_size);
     check_listed_files(fs.as_ref(), path, &versions)?;
     let wals = wals_to_replay(fs.as_ref(), path, &mut versions)?;
     check_torn_manifest(manifest.manifest_number, manifest.torn_tail, versions.log_number(), &wals)?;

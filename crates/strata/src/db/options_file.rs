@@ -49,6 +49,7 @@ fn db_fields(opts: &Options) -> Vec<(&'static str, String)> {
         ("info_log", opts.info_log.to_string()),
         ("max_log_file_size", opts.max_log_file_size.to_string()),
         ("keep_log_file_num", opts.keep_log_file_num.to_string()),
+        ("max_manifest_file_size", opts.max_manifest_file_size.to_string()),
         ("latency_histograms", opts.latency_histograms.to_string()),
     ]
 }
@@ -244,6 +245,7 @@ fn set_option(o: &mut Options, key: &str, v: &str) -> std::result::Result<(), St
         "info_log" => o.info_log = parse_bool(v)?,
         "max_log_file_size" => o.max_log_file_size = parse_u64(v)?,
         "keep_log_file_num" => o.keep_log_file_num = parse_usize(v)?,
+        "max_manifest_file_size" => o.max_manifest_file_size = parse_u64(v)?,
         "latency_histograms" => o.latency_histograms = parse_bool(v)?,
         "write_buffer_size" => o.write_buffer_size = parse_usize(v)?,
         "max_write_buffer_number" => o.max_write_buffer_number = parse_usize(v)?,
@@ -589,6 +591,7 @@ mod tests {
             sync_gather_micros: 7,
             write_spin_micros: 9,
             info_log: false,
+            max_manifest_file_size: 1 << 10,
             write_buffer_size: 5 << 20,
             compression_per_level: vec![Compression::None, Compression::Zstd],
             min_blob_size: 1000,

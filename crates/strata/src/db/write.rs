@@ -50,6 +50,7 @@ use crate::error::{Error, Result};
 use crate::fs::WritableFile;
 use crate::memtable::MemTable;
 use crate::options::WriteOptions;
+use crate::util::kill_point::kill_point;
 use crate::util::sleep::SleepTimer;
 use crate::util::spin::AdaptiveSpin;
 use crate::wal::LogWriter;
@@ -422,7 +423,9 @@ impl DbInner {
         let earlier_wals_durable = self.closed_wals.lock().is_empty();
         let prefix_durable = !leader.wal_unsynced && leader.wal_dir_synced && leader.wal.has_synced();
         RecordFlags::new(earlier_wals_durable, prefix_durable).store(&mut leader.scratch);
+        kill_point("wal.append.before");
         leader.wal.add_record(&leader.scratch)?;
+        kill_point("wal.append.after");
         leader.wal_unsynced = true;
         self.stats.wal_bytes.fetch_add(leader.scratch.len() as u64, Ordering::Relaxed);
         if sync {
@@ -432,7 +435,9 @@ impl DbInner {
     }
 
     fn sync_current_wal(&self, leader: &mut LeaderState) -> Result<()> {
+        kill_point("wal.sync.before");
         leader.wal.sync()?;
+        kill_point("wal.sync.after");
         leader.wal_unsynced = false;
         self.stats.wal_syncs.fetch_add(1, Ordering::Relaxed);
         Ok(())

@@ -13,6 +13,7 @@ use crate::key::{self, ValueKind};
 use crate::options::{Compression, Options};
 use crate::util::coding;
 use crate::util::compress::Compressor;
+use crate::util::kill_point::kill_point;
 
 use super::block::BlockBuilder;
 use super::bloom::BloomBuilder;
@@ -237,7 +238,9 @@ impl TableBuilder {
         let properties = write_block(&mut self.w, Compression::None, &self.props.encode())?;
         let index = write_block(&mut self.w, Compression::None, self.index.finish())?;
         self.w.write(&Footer { filter, index, properties }.encode())?;
+        kill_point("table.finish.before_sync");
         let file_size = self.w.finish()?;
+        kill_point("table.finish.after_sync");
         let p = &self.props;
         Ok(TableSummary {
             file_size,

@@ -21,7 +21,8 @@ use crate::wal::{LogReader, LogWriter};
 /// The comparator name persisted in the MANIFEST.
 pub const COMPARATOR_NAME: &str = "strata.BytewiseComparator";
 
-/// A MANIFEST larger than this is rewritten as a snapshot at the next change.
+/// A MANIFEST larger than this is rewritten as a snapshot at the next change, until
+/// [`VersionSet::set_max_manifest_file_size`] says otherwise (`Options::max_manifest_file_size`).
 const MANIFEST_ROLL_BYTES: u64 = 64 << 20;
 
 /// The current version plus the MANIFEST writer.
@@ -35,6 +36,7 @@ pub struct VersionSet {
     last_sequence: SeqNo,
     manifest: Option<LogWriter>,
     manifest_number: u64,
+    max_manifest_file_size: u64,
 }
 
 /// What recovery found in the MANIFEST.
@@ -63,6 +65,7 @@ impl VersionSet {
             last_sequence: 0,
             manifest: None,
             manifest_number: 0,
+            max_manifest_file_size: MANIFEST_ROLL_BYTES,
         };
         set.roll_manifest()?;
         Ok(set)
@@ -123,6 +126,7 @@ impl VersionSet {
             last_sequence: last_seq,
             manifest: None,
             manifest_number,
+            max_manifest_file_size: MANIFEST_ROLL_BYTES,
         };
         let torn_tail =
             (reader.tail_dropped_bytes() > 0).then(|| (end_of_records, reader.tail_dropped_bytes()));
@@ -163,6 +167,11 @@ impl VersionSet {
         self.manifest_number
     }
 
+    /// Rolls the MANIFEST once it is larger than `bytes` (see `Options::max_manifest_file_size`).
+    pub fn set_max_manifest_file_size(&mut self, bytes: u64) {
+        self.max_manifest_file_size = bytes;
+    }
+
     /// Appends `edit` durably to the MANIFEST, then installs the version it produces.
     ///
     /// # Errors
@@ -182,7 +191,7 @@ impl VersionSet {
 
     fn try_log_and_apply(&mut self, mut edit: VersionEdit) -> Result<Arc<Version>> {
         let next = self.current.apply(&edit)?;
-        let rolled_over = self.manifest.as_ref().is_none_or(|m| m.file_size() > MANIFEST_ROLL_BYTES);
+        let rolled_over = self.manifest.as_ref().is_none_or(|m| m.file_size() > self.max_manifest_file_size);
         if let Some(n) = edit.log_number {
             self.log_number = self.log_number.max(n);
         }
@@ -192,7 +201,9 @@ impl VersionSet {
         if !edit.new_files.is_empty() || !edit.new_blob_files.is_empty() {
             // New tables and blob files were fsynced by their writers; their directory entries
             // must be durable before the MANIFEST refers to them.
+            crate::util::kill_point::kill_point("dir.sync.before");
             self.fs.sync_dir(&self.dir)?;
+            crate::util::kill_point::kill_point("dir.sync.after");
         }
         let installed = Arc::new(next);
         if rolled_over {
@@ -201,8 +212,11 @@ impl VersionSet {
         } else {
             edit.next_file_number = Some(self.next_file_number);
             let manifest = self.manifest.as_mut().ok_or(Error::Closed)?;
+            crate::util::kill_point::kill_point("manifest.append.before");
             manifest.add_record(&edit.encode())?;
+            crate::util::kill_point::kill_point("manifest.append.after");
             manifest.sync()?;
+            crate::util::kill_point::kill_point("manifest.sync.after");
             self.install(Arc::clone(&installed));
         }
         Ok(installed)
@@ -225,7 +239,9 @@ impl VersionSet {
         let number = self.new_file_number();
         let writer = self.write_snapshot(&self.dir, number, version)?;
         let current = format!("{}\n", filenames::manifest_name(number));
+        crate::util::kill_point::kill_point("current.rename.before");
         self.fs.write_atomic(&self.dir, filenames::CURRENT, current.as_bytes())?;
+        crate::util::kill_point::kill_point("current.rename.after");
         self.manifest = Some(writer);
         self.manifest_number = number;
         Ok(())
@@ -270,6 +286,7 @@ impl VersionSet {
             last_sequence: 0,
             manifest: None,
             manifest_number: 0,
+            max_manifest_file_size: MANIFEST_ROLL_BYTES,
         }
     }
 
