@@ -4,7 +4,8 @@
 #   scripts/reliability-figures.sh          # stress runs + crash loops (about 1 h on 2 cores)
 #   scripts/reliability-figures.sh --all    # also fault-injection, corruption tests and fuzzing
 # Sizes can be overridden: SYNC_CYCLES (1000), NOSYNC_CYCLES (200), KILL_CYCLES (500),
-# CRASH_TEST_CYCLES (1000), STRESS_SECONDS (120), FUZZ_SECONDS (60), SEED (from the clock).
+# CRASH_TEST_CYCLES (1000), STRESS_SECONDS (120), POWER_LOSS_SEEDS (10000), FUZZ_SECONDS (60),
+# SEED (from the clock).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 sync_cycles=${SYNC_CYCLES:-1000}
@@ -41,8 +42,14 @@ echo "== crash-test with kill points, $kill_cycles cycles"
 $bin crash-test --db "$work/crash-test-kill" --cycles "$kill_cycles" --threads 4 --kill-points --max-ms 3000 \
   --seed "$seed" | grep -E '^(crash-test|final|kill points|  )'
 
+echo "== power loss at page granularity, ${POWER_LOSS_SEEDS:-10000} seeds"
+STRATA_POWER_LOSS_SEEDS=${POWER_LOSS_SEEDS:-10000} cargo test --release -p strata --test power_loss -- --nocapture 2>&1 |
+  grep -E '^(power loss|failing seed|test result)'
+echo "== corruption sweep of the last MANIFEST and WAL records"
+cargo test --release -p strata --test corruption_sweep -- --nocapture 2>&1 | grep -E '^(corruption sweep|test result)'
+
 if [ "${1:-}" = "--all" ]; then
-  for t in fault_injection corruption; do
+  for t in fault_injection corruption recovery_modes repair resume; do
     echo "== cargo test --release -p strata --test $t"
     cargo test --release -p strata --test "$t" 2>&1 | grep -E '^test result'
   done
