@@ -1,5 +1,6 @@
 //! `strata-stress`: a db_stress-like concurrent stress tool for strata with an expected-state
-//! oracle (`run`, `run --verify-only`) and a blackbox crash-loop driver (`crash-loop`).
+//! oracle (`run`, `run --verify-only`), a blackbox crash-loop driver (`crash-loop`), and an
+//! in-memory run under random IO faults with crash images (`faults`).
 //!
 //! This file owns the command line only: it parses flags into the configs of `run` and
 //! `crash_loop` and maps failures to exit codes (3 = mismatch, 2 = engine error, 1 = tool error).
@@ -7,6 +8,7 @@
 
 mod crash_loop;
 mod failure;
+mod faults;
 mod model;
 mod oracle;
 mod run;
@@ -36,6 +38,9 @@ enum Cmd {
     Run(RunArgs),
     /// Repeatedly run, SIGKILL after a random delay, and verify.
     CrashLoop(LoopArgs),
+    /// Run in memory on a fault-injecting filesystem: random faults, resume or reopen after
+    /// each error, crash images checked while writers run.
+    Faults(faults::FaultArgs),
 }
 
 /// Flags shared by `run` and `crash-loop` (which passes them on to its children).
@@ -180,6 +185,7 @@ fn main() {
     let result: Result<(), Failure> = match &cli.cmd {
         Cmd::Run(a) if a.verify_only => run::verify_only(&run_config(a)),
         Cmd::Run(a) => run::run(&run_config(a)),
+        Cmd::Faults(a) => faults::run(a),
         Cmd::CrashLoop(a) => {
             let seed = a.common.seed();
             println!("seed={seed}");
