@@ -29,8 +29,10 @@ pub enum Kind {
     Read,
     /// A rename fails.
     Rename,
-    /// Creating a file fails.
+    /// Creating a file (or a hard link) fails.
     Create,
+    /// A directory's fsync fails.
+    SyncDir,
     /// The disk fills up: writes past a byte budget land what fits and fail with StorageFull.
     Enospc,
     /// A write lands a prefix of its bytes, then fails.
@@ -38,23 +40,33 @@ pub enum Kind {
 }
 
 /// Every kind, in the order of `Stats::armed` / `Stats::fired`.
-pub const KINDS: [Kind; 7] =
-    [Kind::Write, Kind::Sync, Kind::Read, Kind::Rename, Kind::Create, Kind::Enospc, Kind::Torn];
+pub const KINDS: [Kind; 8] = [
+    Kind::Write,
+    Kind::Sync,
+    Kind::Read,
+    Kind::Rename,
+    Kind::Create,
+    Kind::SyncDir,
+    Kind::Enospc,
+    Kind::Torn,
+];
 
 impl Kind {
-    /// Position in `KINDS`.
+    /// Position in `KINDS` (the declaration order).
     pub fn index(self) -> usize {
-        KINDS.iter().position(|&k| k == self).expect("listed")
+        self as usize
     }
 
     fn pick(rng: &mut fastrand::Rng) -> Kind {
-        // Weights: renames and creates are rare operations, so their faults mostly expire.
-        const WEIGHTED: [(Kind, u32); 7] = [
+        // Weights: renames (checkpoints, a new MANIFEST), creates and directory syncs are rarer
+        // operations than writes, syncs and reads.
+        const WEIGHTED: [(Kind, u32); 8] = [
             (Kind::Write, 3),
             (Kind::Sync, 3),
             (Kind::Read, 3),
             (Kind::Rename, 1),
             (Kind::Create, 1),
+            (Kind::SyncDir, 1),
             (Kind::Enospc, 2),
             (Kind::Torn, 3),
         ];
@@ -154,12 +166,13 @@ fn arm(fs: &FaultFs, kind: Kind, rng: &mut fastrand::Rng) -> (Armed, String) {
         Kind::Torn => (Rule::new(Op::Write).torn(rng.usize(0..=4096)), rng.u64(1..=200), "torn write"),
         Kind::Sync => (Rule::new(Op::Sync).kind(error_kind(rng)), rng.u64(1..=20), "sync"),
         Kind::Read => (Rule::new(Op::Read), rng.u64(1..=500), "read"),
-        Kind::Rename => (Rule::new(Op::Rename).kind(error_kind(rng)), 1, "rename"),
+        Kind::Rename => (Rule::new(Op::Rename).kind(error_kind(rng)), rng.u64(1..=2), "rename"),
+        Kind::SyncDir => (Rule::new(Op::SyncDir).kind(error_kind(rng)), rng.u64(1..=3), "directory sync"),
         Kind::Create => (Rule::new(Op::Create).kind(error_kind(rng)), rng.u64(1..=3), "create"),
     };
     let files: &[&str] = match kind {
         Kind::Read => &["", ".sst", ".blob"],
-        Kind::Rename | Kind::Create => &[""],
+        Kind::Rename | Kind::Create | Kind::SyncDir => &[""],
         _ => &FILES,
     };
     let (rule, on) = target(rule.when(When::Nth(n)), rng, files);
@@ -207,5 +220,19 @@ fn fired(sh: &Shared, kind: Kind) {
     sh.stats.fired[kind.index()].fetch_add(1, Ordering::Relaxed);
     if kind == Kind::Read {
         *sh.last_read_fault.lock().unwrap_or_else(|e| e.into_inner()) = Some(Instant::now());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_kind_is_listed_at_its_index_and_can_be_picked() {
+        assert!(KINDS.iter().enumerate().all(|(i, k)| k.index() == i));
+        let mut rng = fastrand::Rng::with_seed(7);
+        let mut seen = [false; KINDS.len()];
+        (0..10_000).for_each(|_| seen[Kind::pick(&mut rng).index()] = true);
+        assert!(seen.iter().all(|&s| s), "{seen:?}");
     }
 }

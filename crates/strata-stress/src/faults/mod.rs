@@ -188,10 +188,12 @@ pub struct Stats {
     pub compactions: AtomicU64,
     /// Successful sync_wal calls.
     pub sync_wals: AtomicU64,
+    /// Checkpoints taken and read back.
+    pub checkpoints: AtomicU64,
     /// Faults armed, by `injector::KINDS`.
-    pub armed: [AtomicU64; 7],
+    pub armed: [AtomicU64; injector::KINDS.len()],
     /// Faults that fired, by `injector::KINDS`.
-    pub fired: [AtomicU64; 7],
+    pub fired: [AtomicU64; injector::KINDS.len()],
     /// Faults taken back unfired.
     pub expired: AtomicU64,
 }
@@ -229,6 +231,11 @@ impl Shared {
     fn current_fs(&self) -> (FaultFs, u64) {
         let env = self.env.lock().unwrap_or_else(|e| e.into_inner());
         (env.fs.clone(), env.epoch)
+    }
+
+    /// The current `MemFs`.
+    fn current_mem(&self) -> MemFs {
+        self.env.lock().unwrap_or_else(|e| e.into_inner()).mem.clone()
     }
 
     /// Prints the seed, the failure and the fault log, and exits with the failure's code.
@@ -330,7 +337,7 @@ fn print_summary(sh: &Shared, r: &coord::Report, elapsed: Duration) {
     let st = &sh.stats;
     println!(
         "faults: seed={} threads={} keys={} sync_percent={} seconds={:.1} ops={} writes_acked={} writes_failed={} \
-         writes_skipped={} reads_verified={} read_errors={} scans={} snapshots={} flushes={} compactions={} sync_wals={}",
+         writes_skipped={} reads_verified={} read_errors={} scans={} snapshots={} flushes={} compactions={} sync_wals={} checkpoints={}",
         sh.cfg.seed,
         sh.cfg.threads,
         sh.cfg.keys,
@@ -346,7 +353,8 @@ fn print_summary(sh: &Shared, r: &coord::Report, elapsed: Duration) {
         g(&st.snapshots),
         g(&st.flushes),
         g(&st.compactions),
-        g(&st.sync_wals)
+        g(&st.sync_wals),
+        g(&st.checkpoints)
     );
     let kinds: Vec<String> = injector::KINDS
         .iter()

@@ -64,17 +64,32 @@ pub fn short_append(mem: &MemFs, e: &Error) -> Option<String> {
     if !rest.contains("checksum mismatch") {
         return None;
     }
-    let off: usize = offset.parse().ok()?;
     let data = mem.contents(&db_dir().join(name))?;
-    let header = data.get(off..off + 7)?;
-    let len = usize::from(u16::from_le_bytes([header[4], header[5]]));
-    let end = off + 7 + len;
-    let zeros = data.get(off + 7..end)?.iter().rev().take_while(|&&b| b == 0).count();
-    let block_end = ((off / BLOCK + 1) * BLOCK).min(data.len());
-    let rest_zero = data.get(end..block_end)?.iter().all(|&b| b == 0);
-    (zeros > 0 && zeros < 16.min(len) && rest_zero).then(|| {
-        format!("{name} at offset {off}: a {len}-byte record ends in {zeros} zero bytes, then only zeros")
-    })
+    let (at, len, zeros) = short_fragment(&data, offset.parse().ok()?)?;
+    Some(format!("{name}: the record at offset {offset} has a {len}-byte fragment at {at} ending in {zeros} zero bytes, then only zeros"))
+}
+
+/// Follows the fragments of the logical record at `off` to the one the append stopped in: the
+/// first FULL or LAST fragment, or a FIRST or MIDDLE one with no fragment header after it. Its
+/// position, length and trailing zeros, if it ends in 1 to 15 zeros (fewer than its length)
+/// with only zeros after it in its block.
+fn short_fragment(data: &[u8], mut off: usize) -> Option<(usize, usize, usize)> {
+    const FIRST: u8 = 2;
+    const MIDDLE: u8 = 3;
+    loop {
+        let header = data.get(off..off + 7)?;
+        let len = usize::from(u16::from_le_bytes([header[4], header[5]]));
+        let end = off + 7 + len;
+        let block_end = ((off / BLOCK + 1) * BLOCK).min(data.len());
+        let next_header = data.get(block_end..block_end + 7).filter(|h| h.iter().any(|&b| b != 0));
+        if matches!(header[6], FIRST | MIDDLE) && next_header.is_some() {
+            off = block_end;
+            continue;
+        }
+        let zeros = data.get(off + 7..end)?.iter().rev().take_while(|&&b| b == 0).count();
+        let rest_zero = data.get(end..block_end)?.iter().all(|&b| b == 0);
+        return (zeros > 0 && zeros < 16.min(len) && rest_zero).then_some((off, len, zeros));
+    }
 }
 
 /// Opens a recovered database with `options(mode)`, in the default mode; if that fails with the
@@ -271,6 +286,21 @@ mod tests {
         bytes.resize(BLOCK, 0);
         f.append(&bytes).unwrap();
         mem
+    }
+
+    #[test]
+    fn the_signature_is_found_in_the_last_fragment_of_a_record_across_blocks() {
+        // A FIRST fragment filling block 0 from offset 100, its LAST fragment in block 1 one
+        // byte short.
+        let mut data = vec![0u8; 2 * BLOCK];
+        let first_len = BLOCK - 100 - 7;
+        data[100..107].copy_from_slice(&[1, 2, 3, 4, first_len as u8, (first_len >> 8) as u8, 2]);
+        data[107..BLOCK].fill(0x22);
+        data[BLOCK..BLOCK + 7].copy_from_slice(&[5, 6, 7, 8, 40, 0, 4]);
+        data[BLOCK + 7..BLOCK + 46].fill(0x33);
+        assert_eq!(short_fragment(&data, 100), Some((BLOCK, 40, 1)));
+        data[BLOCK + 46] = 0x33;
+        assert_eq!(short_fragment(&data, 100), None, "complete: not this issue");
     }
 
     #[test]

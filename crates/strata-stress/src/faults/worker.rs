@@ -1,6 +1,7 @@
 //! One thread of the `faults` command: random puts, deletes, merges and batches (some synced),
 //! point reads, multi-gets, range scans forward and backward, reads at a snapshot, and now and
-//! then flush, compact_range and sync_wal, against a database whose filesystem fails at random.
+//! then flush, compact_range, sync_wal and checkpoint (read back, or, when it failed, checked to
+//! have left no target), against a database whose filesystem fails at random.
 //!
 //! Every write holds its keys' stripe locks from before the engine call until the live view and
 //! history are updated, as in `crate::worker`; so do reads of the latest state. An engine error
@@ -12,10 +13,13 @@
 //! This module must not resume, reopen or take crash images (the coordinator does).
 
 use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
+use strata::fs::FileSystem;
 use strata::{Db, ReadOptions, WriteBatch, WriteOptions};
+use strata_testkit::MemFs;
 
 use crate::failure::Failure;
 use crate::model::{describe, key_bytes, parse_key, Kind, Value};
@@ -58,13 +62,14 @@ pub struct Worker<'a> {
     rng: fastrand::Rng,
     id: u64,
     next_tag: u64,
+    next_checkpoint: u64,
 }
 
 impl<'a> Worker<'a> {
     /// Thread `id`, its generator seeded from `seed` and `id`.
     pub fn new(sh: &'a Shared, seed: u64, id: u64) -> Self {
         let rng = fastrand::Rng::with_seed(seed ^ id.wrapping_add(1).wrapping_mul(0x9e37_79b9_7f4a_7c15));
-        Worker { sh, rng, id, next_tag: 0 }
+        Worker { sh, rng, id, next_tag: 0, next_checkpoint: 0 }
     }
 
     /// Runs one random operation.
@@ -82,8 +87,9 @@ impl<'a> Worker<'a> {
             6700..7400 => self.multi_get(db)?,
             7400..8600 => self.scan(db)?,
             8600..9990 => self.snapshot_reads(db)?,
-            9990..9995 => self.durability_point(db, "flush", Db::flush)?,
-            9995..9997 => self.compact(db)?,
+            9990..9994 => self.durability_point(db, "flush", Db::flush)?,
+            9994..9996 => self.compact(db)?,
+            9996..9998 => self.checkpoint(db)?,
             _ => self.durability_point(db, "sync_wal", Db::sync_wal)?,
         }
         bump(&self.sh.stats.ops, 1);
@@ -380,6 +386,74 @@ impl<'a> Worker<'a> {
                 Ok(())
             }
         }
+    }
+}
+
+impl Worker<'_> {
+    /// Checkpoints with a range locked (no write to it in flight, no failed write unpinned), so
+    /// the copy must hold the range's live values; reads the range back from the copy (on the
+    /// `MemFs`, without faults), then deletes it. A failed checkpoint must leave no target
+    /// (docs/durability.md, "Checkpoints").
+    fn checkpoint(&mut self, db: &Db) -> Result<(), Failure> {
+        if self.sh.read_only.load(Ordering::Acquire) {
+            return Ok(());
+        }
+        let r = Range { bounded: true, ..self.random_range(200) };
+        self.next_checkpoint += 1;
+        let target = PathBuf::from(format!("/checkpoints/t{}-{}", self.id, self.next_checkpoint));
+        let issue = self.sh.state.tick();
+        let (result, want) = {
+            let mut locked = self.sh.state.lock_range(r.lo, r.hi);
+            if (r.lo..r.hi).any(|k| locked.slot(k).alt.is_some()) {
+                return Ok(());
+            }
+            let want: Vec<Value> = (r.lo..r.hi).map(|k| locked.slot(k).cur).collect();
+            (db.checkpoint(&target), want)
+        };
+        let mem = self.sh.current_mem();
+        let outcome = match result {
+            Ok(()) => {
+                // It starts with a flush: everything acknowledged before it is durable.
+                self.sh.state.durable(issue);
+                self.read_checkpoint(&mem, &target, r, &want)
+            }
+            Err(e) => {
+                self.expected(&e, "checkpoint")?;
+                if matches!(e, strata::Error::Background { .. }) {
+                    self.sh.read_only.store(true, Ordering::Release);
+                }
+                match mem.is_dir(&target) {
+                    Ok(None) => Ok(()),
+                    _ => Err(Failure::Mismatch(format!(
+                        "checkpoint failed ({e}) but left {}",
+                        target.display()
+                    ))),
+                }
+            }
+        };
+        for dir in [target.clone(), PathBuf::from(format!("{}.tmp", target.display()))] {
+            for name in mem.list_dir(&dir).unwrap_or_default() {
+                let _ = mem.remove_file(&dir.join(name));
+            }
+        }
+        outcome
+    }
+
+    fn read_checkpoint(&self, mem: &MemFs, target: &Path, r: Range, want: &[Value]) -> Result<(), Failure> {
+        let copy = Db::open_read_only(target, super::recovered::image_options(mem.clone()))
+            .map_err(|e| Failure::Engine(format!("opening checkpoint {}: {e}", target.display())))?;
+        let got = read_range(&copy, ReadOptions::new(), r)
+            .map_err(|e| Failure::Engine(format!("reading checkpoint {}: {e}", target.display())))?;
+        let found = check_shape("checkpoint", r, &got)?;
+        for (k, w) in (r.lo..r.hi).zip(want) {
+            let v = found.get(&k).map(Vec::as_slice);
+            if w.bytes(k).as_deref() != v {
+                return Err(mismatch("checkpoint", k, &format!("expected {w}"), v));
+            }
+        }
+        bump(&self.sh.stats.checkpoints, 1);
+        bump(&self.sh.stats.reads_verified, got.len() as u64);
+        Ok(())
     }
 }
 
