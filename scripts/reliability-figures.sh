@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Runs the long versions of the reliability checks in release mode and prints the figures that
 # docs/reliability.md records. Each figure line is printed by the tool itself.
-#   scripts/reliability-figures.sh          # stress runs + crash loops (about 1 h on 2 cores)
+#   scripts/reliability-figures.sh          # stress runs, crash loops, an hour under IO faults
 #   scripts/reliability-figures.sh --all    # also fault-injection, corruption tests and fuzzing
 # Sizes can be overridden: SYNC_CYCLES (1000), NOSYNC_CYCLES (200), KILL_CYCLES (500),
-# CRASH_TEST_CYCLES (1000), STRESS_SECONDS (120), POWER_LOSS_SEEDS (10000), FUZZ_SECONDS (60),
-# SEED (from the clock).
+# CRASH_TEST_CYCLES (1000), STRESS_SECONDS (120), POWER_LOSS_SEEDS (10000), FAULT_SECONDS (3600),
+# FUZZ_SECONDS (60), SEED (from the clock). The faults run's log (and any failing crash image) is
+# kept in a directory printed on failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 sync_cycles=${SYNC_CYCLES:-1000}
@@ -13,6 +14,7 @@ nosync_cycles=${NOSYNC_CYCLES:-200}
 kill_cycles=${KILL_CYCLES:-500}
 crash_test_cycles=${CRASH_TEST_CYCLES:-1000}
 stress_seconds=${STRESS_SECONDS:-120}
+fault_seconds=${FAULT_SECONDS:-3600}
 fuzz_seconds=${FUZZ_SECONDS:-60}
 seed=${SEED:-$(date +%s)}
 cargo build --release -p strata-stress
@@ -29,6 +31,11 @@ echo "== crash loop, sync=true, $sync_cycles cycles"
 $bin crash-loop --db "$work/crash-sync" --cycles "$sync_cycles" --threads 4 --sync --seed "$seed" | grep '^crash-loop'
 echo "== crash loop, sync=false, $nosync_cycles cycles"
 $bin crash-loop --db "$work/crash-nosync" --cycles "$nosync_cycles" --threads 4 --no-sync --seed "$seed" | grep '^crash-loop'
+echo "== faults: in memory under random IO faults, crash images every 2 s, ${fault_seconds}s"
+faults_dir=$(mktemp -d)
+$bin faults --duration "$fault_seconds" --seed "$seed" --log "$faults_dir/faults.log" --tolerate-short-append |
+  grep -E '^faults' || { echo "faults run failed; log and images in $faults_dir" >&2; exit 1; }
+rm -rf "$faults_dir"
 
 # The kill-point loops need the engine's kill points compiled in (inert unless a loop arms them).
 cargo build --release -p strata-stress --features kill-points

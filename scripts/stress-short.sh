@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # The short release-mode stress that CI runs: concurrent writers, readers, scans, snapshots,
 # flushes and compactions against an expected-state oracle, then a short kill -9 loop, a loop
-# whose children kill themselves at the engine's kill points (every point must fire), and a
-# crash-test loop that draws each cycle's engine options. Release mode matters: races between
-# a writer and readers (e.g. the memtable seek race of 2026-11-26, docs/reliability.md) need the
-# write rate of an optimized build to show up in seconds.
+# whose children kill themselves at the engine's kill points (every point must fire), a
+# crash-test loop that draws each cycle's engine options, and the same workload in memory under
+# random IO faults with crash images (`faults`). Release mode matters: races between a writer and
+# readers (e.g. the memtable seek race of 2026-11-26, docs/reliability.md) need the write rate of
+# an optimized build to show up in seconds.
 # The tool is built once, with the engine's kill points compiled in: they do nothing unless a
 # loop arms them through the environment, and one build instead of two keeps CI a build
 # shorter (~2 minutes on 2 cores).
@@ -12,12 +13,14 @@
 # versions: scripts/reliability-figures.sh.
 #   env: STRESS_SECONDS (30: the sync=false run; the sync=true run gets a third), CRASH_CYCLES (10:
 #        the kill -9 and crash-test loops), KILL_CYCLES (60: each kill point the target of two or more),
-#        SEED (from the clock; printed, so a failure can be re-run)
+#        FAULT_SECONDS (20), SEED (from the clock; printed, so a failure can be re-run)
+# The faults run keeps its log (and any failing crash image) in a directory it prints on failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${STRESS_SECONDS:-30}
 cycles=${CRASH_CYCLES:-10}
 kill_cycles=${KILL_CYCLES:-60}
+fault_seconds=${FAULT_SECONDS:-20}
 seed=${SEED:-$(date +%s)}
 cargo build --release -p strata-stress --features kill-points
 bin=target/release/strata-stress
@@ -33,3 +36,7 @@ $bin crash-loop --db "$work/crash" --cycles "$cycles" --threads 4 --no-sync --se
 $bin crash-loop --db "$work/kill" --cycles "$kill_cycles" --threads 4 --sync-percent 20 --kill-points \
   --max-ms 3000 --seed "$seed" --options "max_manifest_file_size=1024" | grep -E '^(crash-loop|kill points)'
 $bin crash-test --db "$work/crash-test" --cycles "$cycles" --threads 4 --seed "$seed" | grep -E '^(crash-test|final)'
+faults_dir=$(mktemp -d)
+$bin faults --duration "$fault_seconds" --seed "$seed" --log "$faults_dir/faults.log" --tolerate-short-append |
+  grep -E '^faults' || { echo "stress-short: faults run failed; log and images in $faults_dir" >&2; exit 1; }
+rm -rf "$faults_dir"

@@ -1,7 +1,8 @@
 //! `strata-stress`: a db_stress-like concurrent stress tool for strata with an expected-state
 //! oracle (`run`, `run --verify-only`), a crash-loop driver killed from outside or at the
-//! engine's kill points (`crash-loop`, `crash-loop --kill-points`), and a crash driver that draws
-//! each cycle's options (`crash-test`).
+//! engine's kill points (`crash-loop`, `crash-loop --kill-points`), a crash driver that draws
+//! each cycle's options (`crash-test`), and an in-memory run under random IO faults with crash
+//! images (`faults`).
 //!
 //! This file owns the command line only: it parses flags into the configs of `run` and
 //! `crash_loop` and maps failures to exit codes (3 = mismatch, 2 = engine error, 1 = tool error,
@@ -10,6 +11,7 @@
 mod crash_loop;
 mod crash_test;
 mod failure;
+mod faults;
 mod history;
 mod kill_points;
 mod model;
@@ -45,6 +47,9 @@ enum Cmd {
     CrashLoop(LoopArgs),
     /// As crash-loop, with engine options, write mode and kill delay drawn for every cycle.
     CrashTest(TestArgs),
+    /// Run in memory on a fault-injecting filesystem: random faults, resume or reopen after
+    /// each error, crash images checked while writers run.
+    Faults(faults::FaultArgs),
 }
 
 /// Flags shared by `run` and `crash-loop` (which passes them on to its children).
@@ -219,6 +224,7 @@ fn main() {
     let result: Result<(), Failure> = match &cli.cmd {
         Cmd::Run(a) if a.verify_only => run::verify_only(&run_config(a)),
         Cmd::Run(a) => run::run(&run_config(a)),
+        Cmd::Faults(a) => faults::run(a),
         Cmd::CrashLoop(a) => {
             let kind = if a.kill_points { LoopKind::KillPoints } else { LoopKind::Blackbox };
             crash_loop::crash_loop(&loop_config(a, kind, 0))

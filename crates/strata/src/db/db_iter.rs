@@ -490,6 +490,13 @@ impl DbIterator {
             if self.lower.as_deref().is_some_and(|l| uk.as_slice() < l) {
                 return;
             }
+            // Positioning puts the internal iterator below `upper`, but a child that failed a
+            // read during that seek drops out of the merge and comes back on the re-seek of a
+            // direction change, possibly at or above `upper`: skip back past it.
+            if self.upper.as_deref().is_some_and(|u| uk.as_slice() >= u) {
+                self.iter.prev();
+                continue;
+            }
             match self.collect_backward(&uk) {
                 Ok(Some(value)) => {
                     self.key = uk;

@@ -10,7 +10,7 @@
 use std::cmp::Ordering;
 
 use super::InternalIterator;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::key;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -31,6 +31,11 @@ pub struct MergingIterator {
     /// block) on every step.
     runner_up_key: Vec<u8>,
     direction: Direction,
+    /// The first error a child reported before it was repositioned. A child that fails drops
+    /// out of the merge (entries were skipped), and its next seek clears its own error
+    /// (`TableIterator` starts afresh), so without this a direction change or a re-seek would
+    /// leave `status` `Ok` after a scan that silently missed entries.
+    err: Option<Error>,
 }
 
 impl MergingIterator {
@@ -42,6 +47,14 @@ impl MergingIterator {
             runner_up: None,
             runner_up_key: Vec::new(),
             direction: Direction::Forward,
+            err: None,
+        }
+    }
+
+    /// Keeps the first child error before children are repositioned (see `err`).
+    fn keep_child_error(&mut self) {
+        if self.err.is_none() {
+            self.err = self.children.iter().find_map(|c| c.status().err());
         }
     }
 
@@ -52,6 +65,7 @@ impl MergingIterator {
         self.runner_up = None;
         self.runner_up_key.clear();
         self.direction = Direction::Forward;
+        self.err = None;
     }
 
     /// Whether child `a` goes before child `b` in the order `want` asks for (`Less`: forward);
@@ -136,24 +150,28 @@ impl InternalIterator for MergingIterator {
     }
 
     fn seek_to_first(&mut self) {
+        self.keep_child_error();
         self.children.iter_mut().for_each(|c| c.seek_to_first());
         self.direction = Direction::Forward;
         self.find_smallest();
     }
 
     fn seek_to_last(&mut self) {
+        self.keep_child_error();
         self.children.iter_mut().for_each(|c| c.seek_to_last());
         self.direction = Direction::Reverse;
         self.find_largest();
     }
 
     fn seek(&mut self, target: &[u8]) {
+        self.keep_child_error();
         self.children.iter_mut().for_each(|c| c.seek(target));
         self.direction = Direction::Forward;
         self.find_smallest();
     }
 
     fn seek_for_prev(&mut self, target: &[u8]) {
+        self.keep_child_error();
         self.children.iter_mut().for_each(|c| c.seek_for_prev(target));
         self.direction = Direction::Reverse;
         self.find_largest();
@@ -162,6 +180,7 @@ impl InternalIterator for MergingIterator {
     fn next(&mut self) {
         let Some(cur) = self.current else { return };
         if self.direction != Direction::Forward {
+            self.keep_child_error();
             let target = self.children[cur].key().to_vec();
             for (i, c) in self.children.iter_mut().enumerate() {
                 if i != cur {
@@ -182,6 +201,7 @@ impl InternalIterator for MergingIterator {
     fn prev(&mut self) {
         let Some(cur) = self.current else { return };
         if self.direction != Direction::Reverse {
+            self.keep_child_error();
             let target = self.children[cur].key().to_vec();
             for (i, c) in self.children.iter_mut().enumerate() {
                 if i != cur {
@@ -208,6 +228,9 @@ impl InternalIterator for MergingIterator {
     }
 
     fn status(&self) -> Result<()> {
+        if let Some(e) = &self.err {
+            return Err(e.duplicate());
+        }
         self.children.iter().try_for_each(|c| c.status())
     }
 }
