@@ -223,3 +223,33 @@ fn tables_no_manifest_accounts_for_go_to_lost_not_away() {
     assert_eq!(lost(&img), vec!["000900.sst".to_string()]);
     assert!(img.contents(&tmp).is_none(), "a temporary file is not evidence");
 }
+
+#[test]
+fn the_partial_record_of_a_failed_append_is_dropped_because_the_engine_sealed_its_wal() {
+    for keep in [3, 40, 299, 100_000] {
+        let mem = MemFs::new();
+        let fault = FaultFs::new(Arc::new(mem.clone()));
+        let db = Db::open(dir(), options(Arc::new(fault.clone()), WalRecoveryMode::PointInTime)).unwrap();
+        for i in 0..20 {
+            db.put(&SYNC, &key(i), b"value").unwrap();
+        }
+        // Lands `keep` bytes of the record (all but the last byte when it is shorter), then fails.
+        fault.add_rule(Rule::new(Op::Write).on_path(".log").torn(keep));
+        assert!(db.put(&SYNC, b"failed", &[b'f'; 300]).is_err());
+        fault.clear();
+        drop(db);
+        // A process crash keeps the partial record; a power loss may drop it (it was never synced).
+        for (image, kept) in [
+            (mem.crash_clone(CrashMode::KeepUnsynced), true),
+            (mem.crash_clone(CrashMode::DropUnsynced), false),
+        ] {
+            let db = Db::open(dir(), options(Arc::new(image), WalRecoveryMode::PointInTime))
+                .unwrap_or_else(|e| panic!("keep {keep}: {e}"));
+            assert_eq!(present(&db, 20), 20, "keep {keep}");
+            assert_eq!(db.get(&ReadOptions::new(), b"failed").unwrap(), None, "keep {keep}");
+            let report = db.recovery_report();
+            let dropped = report.wal_tails.iter().any(|t| t.reason.contains("append that failed"));
+            assert!(dropped || !kept, "keep {keep}: {report:?}");
+        }
+    }
+}

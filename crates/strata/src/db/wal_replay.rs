@@ -133,13 +133,33 @@ pub(crate) fn replay(
                         }
                     }
                 },
-                Item::Damage(d) => Break {
-                    wal: number,
-                    offset: d.offset,
-                    reason: d.reason.to_string(),
-                    torn: d.looks_torn(),
-                    chain: false,
-                },
+                Item::Damage(d) => {
+                    let later = wals.get(i + 1..).unwrap_or_default();
+                    let reached = upto.get(&number).copied().unwrap_or(0);
+                    if mode != WalRecoveryMode::AbsoluteConsistency {
+                        if let Some(why) = failed_append(fs, dir, &mut wal, later, reached)? {
+                            let brk = Break {
+                                wal: number,
+                                offset: d.offset,
+                                reason: why,
+                                torn: true,
+                                chain: false,
+                            };
+                            tracing::warn!(target: "strata", wal = number, offset = d.offset, reason = %brk.reason,
+                                "dropped the partial record of a failed WAL append");
+                            out.report.wal_tails.push(tail(fs, dir, &brk, true)?);
+                            note_damaged(&mut out.damaged_wals, number);
+                            break;
+                        }
+                    }
+                    Break {
+                        wal: number,
+                        offset: d.offset,
+                        reason: d.reason.to_string(),
+                        torn: d.looks_torn(),
+                        chain: false,
+                    }
+                }
             };
             let later = wals.get(i + 1..).unwrap_or_default();
             match decide(fs, dir, mode, &brk, &mut wal, later)? {
@@ -224,6 +244,39 @@ fn decide(
             }
         }
     }
+}
+
+/// When the damage `wal` is positioned after is the partial record of an append that failed:
+/// nothing intact follows it in `wal`, and the next WAL's header (written by the engine when the
+/// append failed) says `wal`'s acknowledged records end at a sequence number replay already
+/// `reached`. Returns the reason to report; `Corruption` if the header matches but an intact
+/// record follows the damage. Consumes the rest of `wal` only when the header matches.
+fn failed_append(
+    fs: &dyn FileSystem,
+    dir: &Path,
+    wal: &mut WalCursor,
+    later: &[u64],
+    reached: u64,
+) -> Result<Option<String>> {
+    let Some(&next) = later.first() else { return Ok(None) };
+    let mut buf = Vec::new();
+    let sealed = match WalCursor::open(fs, dir, next)?.next(&mut buf) {
+        Ok(Item::Header(h)) => h.prev_wal == wal.number && h.prev_last_seq <= reached,
+        _ => false,
+    };
+    if !sealed {
+        return Ok(None);
+    }
+    if let Some(at) = first_intact_after(fs, dir, wal, &[], |_, _| true)? {
+        // The successor says this WAL ended before the damage, yet a record follows it.
+        return Err(Error::corruption(format!(
+            "WAL {:06}.log: damage followed by {at}, after the end WAL {next:06}.log records for it",
+            wal.number
+        )));
+    }
+    Ok(Some(format!(
+        "the partial record of an append that failed (WAL {next:06}.log says this WAL's acknowledged records end at sequence {reached} or before)"
+    )))
 }
 
 /// Reads on from `wal`'s position and through the `later` WALs for an intact write batch for

@@ -403,6 +403,7 @@ impl DbInner {
             if let Err(e) = self.append_wal(leader, sync) {
                 leader.wal_failed = true;
                 self.set_background_error(&e, "WAL write");
+                self.seal_failed_wal(leader);
                 return Err(e);
             }
             leader.wal_last_seq = first_seq + count - 1;
@@ -699,6 +700,43 @@ impl DbInner {
         drop(bg);
         self.iter_pool.clear();
         Ok(())
+    }
+
+    /// After a failed WAL append or sync: starts a successor WAL whose header records the last
+    /// sequence number acknowledged in the failed one, so that recovery can tell the partial
+    /// record a failed append may have left (beyond that point) from damage to acknowledged
+    /// records (docs/durability.md, "Torn versus corrupt"). Best effort: if this fails too, the
+    /// next open reports such a partial record as corruption, and repair or salvage recovers.
+    /// The failed WAL is never written or synced again; `Db::resume` switches away from the
+    /// successor as from any WAL.
+    fn seal_failed_wal(&self, leader: &mut LeaderState) {
+        let header = WalHeader {
+            prev_wal: leader.wal_number,
+            prev_last_seq: leader.wal_last_seq,
+            // Whatever the failed WAL held may not be durable: recovery must not take this
+            // header as proof that it was.
+            unsynced_wal: leader.wal_number,
+            unsynced_last_seq: leader.wal_last_seq,
+            ..WalHeader::first()
+        };
+        let number = self.versions.lock().new_file_number();
+        let sealed = self.create_wal(number, &header).and_then(|mut wal| {
+            wal.sync()?;
+            self.fs.sync_dir(&self.dir)?;
+            Ok(wal)
+        });
+        match sealed {
+            Ok(wal) => {
+                leader.wal = wal;
+                leader.wal_number = number;
+                leader.wal_last_seq = 0;
+                leader.wal_unsynced = true;
+                leader.wal_dir_synced = true;
+            }
+            Err(e) => {
+                tracing::warn!(target: "strata", error = %e, "could not start a WAL after a failed WAL write")
+            }
+        }
     }
 
     /// Creates WAL `number` starting with `header`. Its directory entry is made durable later,
