@@ -33,7 +33,7 @@ echo "== crash loop, sync=false, $nosync_cycles cycles"
 $bin crash-loop --db "$work/crash-nosync" --cycles "$nosync_cycles" --threads 4 --no-sync --seed "$seed" | grep '^crash-loop'
 echo "== faults: in memory under random IO faults, crash images every 2 s, ${fault_seconds}s"
 faults_dir=$(mktemp -d)
-$bin faults --duration "$fault_seconds" --seed "$seed" --log "$faults_dir/faults.log" --tolerate-short-append |
+$bin faults --duration "$fault_seconds" --seed "$seed" --log "$faults_dir/faults.log" |
   grep -E '^faults' || { echo "faults run failed; log and images in $faults_dir" >&2; exit 1; }
 rm -rf "$faults_dir"
 

@@ -37,6 +37,6 @@ $bin crash-loop --db "$work/kill" --cycles "$kill_cycles" --threads 4 --sync-per
   --max-ms 3000 --seed "$seed" --options "max_manifest_file_size=1024" | grep -E '^(crash-loop|kill points)'
 $bin crash-test --db "$work/crash-test" --cycles "$cycles" --threads 4 --seed "$seed" | grep -E '^(crash-test|final)'
 faults_dir=$(mktemp -d)
-$bin faults --duration "$fault_seconds" --seed "$seed" --log "$faults_dir/faults.log" --tolerate-short-append |
+$bin faults --duration "$fault_seconds" --seed "$seed" --log "$faults_dir/faults.log" |
   grep -E '^faults' || { echo "stress-short: faults run failed; log and images in $faults_dir" >&2; exit 1; }
 rm -rf "$faults_dir"
