@@ -207,9 +207,10 @@ fn wal_named_in(e: &Error) -> Option<String> {
     Some(text[start..at + 4].to_string())
 }
 
-/// Files in the directory that the MANIFEST does not account for: tables and blob files no
-/// version lists, WALs older than its log number, MANIFESTs other than the current one.
-/// Open would move the first two kinds to `lost/` or delete them as proven obsolete.
+/// Tables and blob files in the directory that no version of the MANIFEST lists: open would
+/// move them to `lost/` (or delete them, if an edit deleted them). WALs below the log number and
+/// older MANIFESTs are not reported: the MANIFEST proves them obsolete, and a running database
+/// deletes them shortly after they become so.
 fn check_unreferenced(
     fs: &dyn FileSystem,
     dir: &Path,
@@ -219,10 +220,8 @@ fn check_unreferenced(
     let (tables, blobs) = recovered.set.live_files();
     for name in fs.list_dir(dir)? {
         let unreferenced = match filenames::parse(&name) {
-            Some((FileKind::Table, n)) => !tables.contains(&n),
-            Some((FileKind::Blob, n)) => !blobs.contains(&n),
-            Some((FileKind::Wal, n)) => n < recovered.set.log_number(),
-            Some((FileKind::Manifest, n)) => n != recovered.manifest_number,
+            Some((FileKind::Table, n)) => !tables.contains(&n) && !recovered.deleted_files.contains(&n),
+            Some((FileKind::Blob, n)) => !blobs.contains(&n) && !recovered.deleted_files.contains(&n),
             _ => false,
         };
         if unreferenced {
