@@ -7,12 +7,14 @@
 //! beyond the public filesystem seam and the public `Db` API.
 
 mod faultfs;
+mod log_files;
 mod memfs;
 mod model;
 mod panics;
 mod rng;
 
 pub use faultfs::{Effect, FaultFs, Op, Rule, When};
+pub use log_files::{record_extents, replace_file};
 pub use memfs::{CrashMode, MemFs, PAGE_SIZE};
 pub use model::{apply, diff, dump, write_batch, History, Kv, Mutation};
 pub use panics::{background_panics, watch_background_panics};

@@ -21,9 +21,10 @@ use std::sync::Arc;
 
 use strata::fs::FileSystem;
 use strata::version::set::VersionSet;
-use strata::wal::LogReader;
 use strata::{Db, Error, Options, WriteOptions};
-use strata_testkit::{dump, CrashMode, FaultFs, History, MemFs, Mutation, Op, Rule, When};
+use strata_testkit::{
+    dump, record_extents, replace_file, CrashMode, FaultFs, History, MemFs, Mutation, Op, Rule, When,
+};
 
 const SYNC: WriteOptions = WriteOptions { sync: true, disable_wal: false };
 const NO_SYNC: WriteOptions = WriteOptions { sync: false, disable_wal: false };
@@ -111,24 +112,6 @@ fn build(edit: LastEdit, non_final_wal: bool, last_synced: bool) -> Base {
     Base { mem: image, history: h, floor, live }
 }
 
-/// (offset, end) of every record of the log at `path`.
-fn records(fs: &MemFs, path: &Path) -> Vec<(usize, usize)> {
-    let mut reader = LogReader::new(fs.open_sequential(path).unwrap(), false);
-    let mut all = Vec::new();
-    while reader.read_record().unwrap().is_some() {
-        all.push((reader.last_record_offset() as usize, reader.last_record_end() as usize));
-    }
-    assert!(!all.is_empty(), "{} holds no record", path.display());
-    all
-}
-
-fn rewrite(fs: &MemFs, path: &Path, bytes: &[u8]) {
-    let mut f = fs.create(path).unwrap();
-    f.append(bytes).unwrap();
-    f.sync_data().unwrap();
-    fs.sync_dir(&dir()).unwrap();
-}
-
 /// Table and blob files, wherever they are (the directory or `lost/`).
 fn data_files(fs: &MemFs) -> BTreeSet<String> {
     let mut names = BTreeSet::new();
@@ -174,7 +157,8 @@ fn target_path(fs: &MemFs, target: Target) -> PathBuf {
 fn sweep(base: &Base, target: Target, tally: &mut Tally, ctx: &str) {
     let path = target_path(&base.mem, target);
     let original = base.mem.contents(&path).unwrap();
-    let all = records(&base.mem, &path);
+    let all = record_extents(&base.mem, &path);
+    assert!(!all.is_empty(), "{} holds no record", path.display());
     let (start, end) = *all.last().unwrap();
     let stride = std::env::var("STRATA_SWEEP_STRIDE").ok().and_then(|s| s.parse().ok()).unwrap_or(1);
     for at in (start..end).step_by(stride) {
@@ -200,7 +184,7 @@ fn sweep(base: &Base, target: Target, tally: &mut Tally, ctx: &str) {
 fn check_case(base: &Base, path: &Path, bytes: &[u8], may_lose: usize, tally: &mut Tally, ctx: &str) {
     tally.cases += 1;
     let img = base.mem.crash_clone(CrashMode::KeepUnsynced);
-    rewrite(&img, path, bytes);
+    replace_file(&img, path, bytes);
     let before = data_files(&img);
     match Db::open(dir(), options(Arc::new(img.clone()))) {
         Err(Error::Corruption(_) | Error::UnsupportedVersion { .. }) => tally.errors += 1,

@@ -2,13 +2,12 @@
 //! and a torn MANIFEST, and what open sets aside in `lost/` instead of deleting
 //! (docs/durability.md, "Recovery").
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use strata::fs::FileSystem;
-use strata::wal::LogReader;
 use strata::{Db, Error, Options, ReadOptions, WalRecoveryMode, WriteOptions};
-use strata_testkit::{CrashMode, FaultFs, MemFs, Op, Rule, When};
+use strata_testkit::{record_extents, replace_file, CrashMode, FaultFs, MemFs, Op, Rule, When};
 
 const SYNC: WriteOptions = WriteOptions { sync: true, disable_wal: false };
 const NO_SYNC: WriteOptions = WriteOptions { sync: false, disable_wal: false };
@@ -38,23 +37,6 @@ fn lost(fs: &MemFs) -> Vec<String> {
     names
 }
 
-/// (offset, end) of each record of a log.
-fn records(fs: &MemFs, path: &Path) -> Vec<(usize, usize)> {
-    let mut reader = LogReader::new(fs.open_sequential(path).unwrap(), false);
-    let mut all = Vec::new();
-    while reader.read_record().unwrap().is_some() {
-        all.push((reader.last_record_offset() as usize, reader.last_record_end() as usize));
-    }
-    all
-}
-
-fn rewrite(fs: &MemFs, path: &Path, bytes: &[u8]) {
-    let mut f = fs.create(path).unwrap();
-    f.append(bytes).unwrap();
-    f.sync_data().unwrap();
-    fs.sync_dir(&dir()).unwrap();
-}
-
 /// Keys 0..n written with `opts`, the database dropped; returns the image.
 fn written(n: usize, opts: &WriteOptions) -> MemFs {
     let mem = MemFs::new();
@@ -74,9 +56,9 @@ fn present(db: &Db, n: usize) -> usize {
 fn torn_tail_image() -> MemFs {
     let img = written(20, &NO_SYNC);
     let wal = dir().join(wals(&img).pop().unwrap());
-    let (start, end) = *records(&img, &wal).last().unwrap();
+    let (start, end) = *record_extents(&img, &wal).last().unwrap();
     let bytes = img.contents(&wal).unwrap();
-    rewrite(&img, &wal, &bytes[..(start + end) / 2]);
+    replace_file(&img, &wal, &bytes[..(start + end) / 2]);
     img
 }
 
@@ -113,10 +95,10 @@ fn a_torn_tail_is_dropped_and_reported_except_under_absolute_consistency() {
 fn a_flipped_byte_is_corruption_in_every_mode_but_salvage() {
     let img = written(20, &SYNC);
     let wal = dir().join(wals(&img).pop().unwrap());
-    let (start, end) = records(&img, &wal)[10];
+    let (start, end) = record_extents(&img, &wal)[10];
     let mut bytes = img.contents(&wal).unwrap();
     bytes[(start + end) / 2] ^= 0x10;
-    rewrite(&img, &wal, &bytes);
+    replace_file(&img, &wal, &bytes);
     for mode in [
         WalRecoveryMode::PointInTime,
         WalRecoveryMode::TolerateCorruptedTailRecords,
@@ -137,12 +119,12 @@ fn a_flipped_byte_is_corruption_in_every_mode_but_salvage() {
 fn the_last_synced_record_with_a_flipped_byte_is_corruption_not_a_torn_tail() {
     let img = written(20, &SYNC);
     let wal = dir().join(wals(&img).pop().unwrap());
-    let (start, end) = *records(&img, &wal).last().unwrap();
+    let (start, end) = *record_extents(&img, &wal).last().unwrap();
     for at in [start, start + 5, start + 7, (start + end) / 2, end - 1] {
         let case = img.crash_clone(CrashMode::KeepUnsynced);
         let mut bytes = case.contents(&wal).unwrap();
         bytes[at] ^= 0x01;
-        rewrite(&case, &wal, &bytes);
+        replace_file(&case, &wal, &bytes);
         let err = Db::open(dir(), options(Arc::new(case), WalRecoveryMode::PointInTime)).unwrap_err();
         assert!(err.is_corruption(), "byte {at}: {err}");
     }
@@ -164,9 +146,9 @@ fn torn_non_final_image() -> MemFs {
     let names = wals(&img);
     assert_eq!(names.len(), 2, "{names:?}");
     let first = dir().join(&names[0]);
-    let (start, _) = *records(&img, &first).last().unwrap();
+    let (start, _) = *record_extents(&img, &first).last().unwrap();
     let bytes = img.contents(&first).unwrap();
-    rewrite(&img, &first, &bytes[..start + 3]);
+    replace_file(&img, &first, &bytes[..start + 3]);
     img
 }
 
@@ -199,12 +181,12 @@ fn a_torn_manifest_tail_is_dropped_only_while_the_wal_it_needs_is_there() {
     let current = String::from_utf8(img.contents(&dir().join("CURRENT")).unwrap()).unwrap();
     let manifest_after = dir().join(current.trim_end());
     assert_ne!(manifest, manifest_after);
-    let (start, end) = *records(&img, &manifest_after).last().unwrap();
+    let (start, end) = *record_extents(&img, &manifest_after).last().unwrap();
     let bytes = img.contents(&manifest_after).unwrap();
 
     // The flush edit dropped, and its WAL already deleted: the edit had been acknowledged.
     let gone = img.crash_clone(CrashMode::KeepUnsynced);
-    rewrite(&gone, &manifest_after, &bytes[..(start + end) / 2]);
+    replace_file(&gone, &manifest_after, &bytes[..(start + end) / 2]);
     let err = Db::open(dir(), options(Arc::new(gone), WalRecoveryMode::PointInTime)).unwrap_err();
     assert!(err.is_corruption() && err.to_string().contains("acknowledged"), "{err}");
 }
@@ -213,9 +195,9 @@ fn a_torn_manifest_tail_is_dropped_only_while_the_wal_it_needs_is_there() {
 fn tables_no_manifest_accounts_for_go_to_lost_not_away() {
     let img = written(10, &SYNC);
     let stray = dir().join("000900.sst");
-    rewrite(&img, &stray, b"an unfinished flush output");
+    replace_file(&img, &stray, b"an unfinished flush output");
     let tmp = dir().join("CURRENT.dbtmp");
-    rewrite(&img, &tmp, b"MANIFEST-0000");
+    replace_file(&img, &tmp, b"MANIFEST-0000");
     let db = Db::open(dir(), options(Arc::new(img.clone()), WalRecoveryMode::PointInTime)).unwrap();
     assert_eq!(db.recovery_report().moved_to_lost, vec!["000900.sst".to_string()]);
     assert_eq!(present(&db, 10), 10);
