@@ -3,14 +3,19 @@
 //!
 //! ```text
 //! sequence: u64 LE | count: u32 LE | record*
-//! record := kind: u8 | key: varint length + bytes | value: varint length + bytes (not for Delete)
+//! record := kind: u8 | [family: varint, when kind has FAMILY_FLAG] | key: varint length + bytes
+//!           | value: varint length + bytes (not for Delete)
 //! ```
+//!
+//! A record of the default column family has no family field, so a batch that names no other
+//! family is byte for byte what strata wrote before column families existed.
 //!
 //! The batch owns encoding and decoding of that payload and nothing else; it never touches files.
 
 use crate::error::{Error, Result};
 use crate::key::{SeqNo, ValueKind};
 use crate::util::coding::{self, Reader};
+use crate::version::edit::DEFAULT_FAMILY;
 
 /// The longest key accepted (64 KiB); a longer (or empty) key makes the write fail with
 /// [`Error::InvalidArgument`].
@@ -35,6 +40,10 @@ pub const MAX_KEY_LEN: usize = 64 << 10;
 pub const MAX_VALUE_LEN: usize = 1 << 30;
 
 pub(crate) const HEADER_LEN: usize = 12;
+
+/// Set in a record's kind byte when a column family id follows it (docs/format.md, "Write
+/// batch"). A build without column families reads such a kind as a malformed record.
+pub(crate) const FAMILY_FLAG: u8 = 0x10;
 
 /// A batch of writes applied atomically by [`Db::write`](crate::Db::write): after a crash either
 /// all of it or none of it is present, and readers never see half of it. Operations apply in the
@@ -67,6 +76,8 @@ pub struct WriteBatch {
     rep: Vec<u8>,
     count: u32,
     error: Option<String>,
+    /// Some record names a column family other than the default one.
+    families: bool,
 }
 
 impl Default for WriteBatch {
@@ -104,7 +115,7 @@ impl WriteBatch {
     /// assert!(batch.is_empty());
     /// ```
     pub fn new() -> Self {
-        Self { rep: vec![0; HEADER_LEN], count: 0, error: None }
+        Self { rep: vec![0; HEADER_LEN], count: 0, error: None, families: false }
     }
 
     /// An empty batch with room for one record of a `key_len`-byte key and a `value_len`-byte
@@ -113,14 +124,25 @@ impl WriteBatch {
         // Kind byte and two length varints of at most 5 bytes each (both lengths fit in u32).
         let mut rep = Vec::with_capacity(HEADER_LEN + 11 + key_len + value_len);
         rep.resize(HEADER_LEN, 0);
-        Self { rep, count: 0, error: None }
+        Self { rep, count: 0, error: None, families: false }
     }
 
     fn record(&mut self, kind: ValueKind, key: &[u8], value: Option<&[u8]>) {
+        self.record_in(DEFAULT_FAMILY, kind, key, value);
+    }
+
+    /// Adds a record for column family `family` (the handle methods in `db::family` call this).
+    pub(crate) fn record_in(&mut self, family: u32, kind: ValueKind, key: &[u8], value: Option<&[u8]>) {
         if self.error.is_none() {
             self.error = check_key(key).or_else(|| value.and_then(check_value));
         }
-        self.rep.push(kind as u8);
+        if family == DEFAULT_FAMILY {
+            self.rep.push(kind as u8);
+        } else {
+            self.rep.push(kind as u8 | FAMILY_FLAG);
+            coding::put_varint(&mut self.rep, u64::from(family));
+            self.families = true;
+        }
         coding::put_length_prefixed(&mut self.rep, key);
         if let Some(v) = value {
             coding::put_length_prefixed(&mut self.rep, v);
@@ -202,6 +224,7 @@ impl WriteBatch {
         self.rep.truncate(HEADER_LEN);
         self.count = 0;
         self.error = None;
+        self.families = false;
     }
 
     /// Encoded size in bytes: the 12-byte header plus every record (kind, length-prefixed key
@@ -219,7 +242,12 @@ impl WriteBatch {
     }
 
     pub(crate) fn has_merge(&self) -> bool {
-        self.records().any(|r| matches!(r, Ok((ValueKind::Merge, _, _))))
+        self.records().any(|r| matches!(r, Ok((_, ValueKind::Merge, _, _))))
+    }
+
+    /// Whether a record names a column family other than the default one.
+    pub(crate) fn has_families(&self) -> bool {
+        self.families
     }
 
     /// Stamps the first sequence number and count into the header; returns the encoded payload.
@@ -266,12 +294,12 @@ impl<'a> DecodedBatch<'a> {
     }
 }
 
-/// One decoded batch record: kind, key, value (empty for deletes).
+/// One decoded batch record: column family, kind, key, value (empty for deletes).
 // Public only for strata's own tools (wal-dump) and fuzzers; no stability promise.
 #[doc(hidden)]
-pub type OwnedRecord = (ValueKind, Vec<u8>, Vec<u8>);
+pub type OwnedRecord = (u32, ValueKind, Vec<u8>, Vec<u8>);
 
-/// Decodes a WAL payload into its first sequence number and `(kind, key, value)` records; used by
+/// Decodes a WAL payload into its first sequence number and `(family, kind, key, value)` records; used by
 /// tools and fuzzing. Errors are `Corruption`, never panics.
 // Public only for strata's own tools (wal-dump) and fuzzers; no stability promise.
 #[doc(hidden)]
@@ -279,19 +307,19 @@ pub fn decode_payload(payload: &[u8]) -> Result<(SeqNo, Vec<OwnedRecord>)> {
     let batch = DecodedBatch::decode(payload)?;
     let records = batch
         .records()
-        .map(|r| r.map(|(kind, k, v)| (kind, k.to_vec(), v.to_vec())))
+        .map(|r| r.map(|(family, kind, k, v)| (family, kind, k.to_vec(), v.to_vec())))
         .collect::<Result<Vec<_>>>()?;
     Ok((batch.first_seq, records))
 }
 
-/// Iterates `(kind, key, value)` records; a malformed record yields one `Err` and stops.
+/// Iterates `(family, kind, key, value)` records; a malformed record yields one `Err` and stops.
 pub(crate) struct RecordIter<'a> {
     r: Reader<'a>,
     left: u32,
 }
 
 impl<'a> Iterator for RecordIter<'a> {
-    type Item = Result<(ValueKind, &'a [u8], &'a [u8])>;
+    type Item = Result<(u32, ValueKind, &'a [u8], &'a [u8])>;
 
     fn next(&mut self) -> Option<Self::Item> {
         if self.left == 0 {
@@ -302,14 +330,16 @@ impl<'a> Iterator for RecordIter<'a> {
         }
         self.left -= 1;
         let rec = (|| {
-            let kind = ValueKind::from_u8(self.r.u8()?)?;
+            let byte = self.r.u8()?;
+            let family = if byte & FAMILY_FLAG != 0 { self.r.varint32()? } else { DEFAULT_FAMILY };
+            let kind = ValueKind::from_u8(byte & !FAMILY_FLAG)?;
             let key = self.r.length_prefixed()?;
             let value = match kind {
                 ValueKind::Delete => &[][..],
                 ValueKind::Blob => return None,
                 _ => self.r.length_prefixed()?,
             };
-            Some((kind, key, value))
+            Some((family, kind, key, value))
         })();
         match rec {
             Some(rec) => Some(Ok(rec)),
@@ -334,9 +364,27 @@ mod tests {
         let d = DecodedBatch::decode(&payload).unwrap();
         assert_eq!((d.first_seq, d.count), (42, 3));
         let recs: Vec<_> = d.records().map(|r| r.unwrap()).collect();
-        assert_eq!(recs[0], (ValueKind::Put, &b"a"[..], &b"1"[..]));
-        assert_eq!(recs[1], (ValueKind::Delete, &b"b"[..], &b""[..]));
-        assert_eq!(recs[2], (ValueKind::Merge, &b"c"[..], &b"2"[..]));
+        assert_eq!(recs[0], (0, ValueKind::Put, &b"a"[..], &b"1"[..]));
+        assert_eq!(recs[1], (0, ValueKind::Delete, &b"b"[..], &b""[..]));
+        assert_eq!(recs[2], (0, ValueKind::Merge, &b"c"[..], &b"2"[..]));
+    }
+
+    #[test]
+    fn family_records_carry_their_id_and_default_ones_stay_as_before() {
+        let mut b = WriteBatch::new();
+        b.put(b"a", b"1");
+        let plain = b.seal(7).to_vec();
+        assert!(!b.has_families());
+        b.record_in(300, ValueKind::Delete, b"k", None);
+        b.record_in(2, ValueKind::Merge, b"m", Some(b"+1"));
+        assert!(b.has_families());
+        let payload = b.seal(7).to_vec();
+        assert_eq!(&payload[HEADER_LEN..plain.len()], &plain[HEADER_LEN..]);
+        let d = DecodedBatch::decode(&payload).unwrap();
+        let recs: Vec<_> = d.records().map(|r| r.unwrap()).collect();
+        assert_eq!(recs[1], (300, ValueKind::Delete, &b"k"[..], &b""[..]));
+        assert_eq!(recs[2], (2, ValueKind::Merge, &b"m"[..], &b"+1"[..]));
+        assert_eq!(payload[plain.len()], ValueKind::Delete as u8 | FAMILY_FLAG);
     }
 
     #[test]

@@ -90,7 +90,7 @@ pub mod wal;
 pub mod wal_header;
 
 pub use batch::WriteBatch;
-pub use db::{Db, DbIterator, DroppedTail, RecoveryReport, RepairReport, Stats};
+pub use db::{ColumnFamily, Db, DbIterator, DroppedTail, RecoveryReport, RepairReport, Stats};
 pub use error::{Error, Result};
 pub use merge::MergeOperator;
 pub use options::{Compression, Options, ReadOptions, WalRecoveryMode, WriteOptions};

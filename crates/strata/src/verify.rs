@@ -14,6 +14,7 @@ use crate::fs::FileSystem;
 use crate::options::WalRecoveryMode;
 use crate::sst::Table;
 use crate::version::set::{Recovered, VersionSet};
+use crate::version::version::Version;
 
 /// One problem found by [`verify_db`], naming the file. See the example on [`verify_db`].
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -109,12 +110,25 @@ pub fn verify_db(dir: &Path, fs: Arc<dyn FileSystem>) -> Result<VerifyReport> {
         return Err(Error::NotADatabase(dir.to_path_buf()));
     }
     let recovered = VersionSet::recover(dir, Arc::clone(&fs))?;
-    let version = recovered.set.current();
     let mut report = VerifyReport::default();
+    for family in recovered.set.families().values() {
+        check_version(fs.as_ref(), dir, &family.current, &mut report);
+    }
+    if let Some((offset, bytes)) = recovered.torn_tail {
+        let what = format!("a torn last record at offset {offset} ({bytes} bytes), which recovery drops");
+        report.problem(filenames::manifest_name(recovered.manifest_number), what);
+    }
+    check_wals(fs.as_ref(), dir, recovered.set.log_number(), &mut report)?;
+    check_unreferenced(fs.as_ref(), dir, &recovered, &mut report)?;
+    Ok(report)
+}
+
+/// Reads every table and blob file one family's version lists.
+fn check_version(fs: &dyn FileSystem, dir: &Path, version: &Version, report: &mut VerifyReport) {
     for f in version.files.iter().flatten() {
         let name = format!("{:06}.sst", f.number);
         report.tables += 1;
-        match check_table(fs.as_ref(), dir, f.number, f.num_entries) {
+        match check_table(fs, dir, f.number, f.num_entries) {
             Ok(n) => report.table_entries += n,
             Err(e) => report.problem(name, e),
         }
@@ -135,13 +149,6 @@ pub fn verify_db(dir: &Path, fs: Arc<dyn FileSystem>) -> Result<VerifyReport> {
             Err(e) => report.problem(name, e),
         }
     }
-    if let Some((offset, bytes)) = recovered.torn_tail {
-        let what = format!("a torn last record at offset {offset} ({bytes} bytes), which recovery drops");
-        report.problem(filenames::manifest_name(recovered.manifest_number), what);
-    }
-    check_wals(fs.as_ref(), dir, recovered.set.log_number(), &mut report)?;
-    check_unreferenced(fs.as_ref(), dir, &recovered, &mut report)?;
-    Ok(report)
 }
 
 /// Reads every block of one table; returns its entry count.

@@ -5,6 +5,7 @@
 //! things about the directory); it reads CURRENT and one MANIFEST and nothing else, and writes
 //! nothing.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
@@ -27,30 +28,54 @@ pub fn manifest_dump(args: OutputArgs, db: Option<&Path>, file: Option<&Path>) -
         (None, None) => bail!("give --db=PATH or a MANIFEST file"),
     };
     let mut out = Out::new(args);
-    let mut version = Version::default();
+    // Per column family id: its name and the version the MANIFEST describes for it.
+    let mut families: BTreeMap<u32, (String, Version)> =
+        BTreeMap::from([(0, ("default".to_string(), Version::default()))]);
     let mut n = 0u64;
     let result = for_each_record(&path, |offset, record| {
-        let edit = VersionEdit::decode(record)
+        let edits = VersionEdit::decode_group(record)
             .with_context(|| format!("{}: edit at offset {offset} does not decode", path.display()))?;
-        n += 1;
-        // Titled at the first edit, so a file that is missing or not a MANIFEST prints nothing.
-        if n == 1 && !out.json {
-            out.line(&format!("{}:", path.display()))?;
+        for edit in edits {
+            n += 1;
+            // Titled at the first edit, so a file that is missing or not a MANIFEST prints nothing.
+            if n == 1 && !out.json {
+                out.line(&format!("{}:", path.display()))?;
+            }
+            print_edit(&mut out, n, offset, &edit)?;
+            apply_edit(&mut families, &edit)
+                .with_context(|| format!("{}: edit #{n} at offset {offset}", path.display()))?;
         }
-        print_edit(&mut out, n, offset, &edit)?;
-        // Applying shows the version the MANIFEST describes, and catches edits that contradict it.
-        version = version
-            .apply(&edit)
-            .with_context(|| format!("{}: edit #{n} at offset {offset}", path.display()))?;
         Ok(())
     });
     out.flush()?;
     if result? == 0 {
         bail!("{}: no version edits (not a MANIFEST?)", path.display());
     }
-    print_version(&mut out, &version)?;
+    for (id, (name, version)) in &families {
+        if families.len() > 1 && !out.json {
+            out.line(&format!("column family {id} ({name}):"))?;
+        }
+        print_version(&mut out, version)?;
+    }
     out.flush()?;
     Ok(EXIT_OK)
+}
+
+/// Applies one edit to the family it names: creates, drops, or moves it to its next version.
+/// Applying shows the version the MANIFEST describes, and catches edits that contradict it.
+fn apply_edit(families: &mut BTreeMap<u32, (String, Version)>, edit: &VersionEdit) -> Result<()> {
+    let id = edit.column_family;
+    if let Some(name) = &edit.add_column_family {
+        families.insert(id, (name.clone(), Version::default()));
+    }
+    let Some((_, version)) = families.get_mut(&id) else {
+        bail!("the edit names column family {id}, which does not exist")
+    };
+    *version = version.apply(edit)?;
+    if edit.drop_column_family {
+        families.remove(&id);
+    }
+    Ok(())
 }
 
 /// `dir/<name in CURRENT>`, checked the way recovery checks it.
@@ -91,6 +116,14 @@ fn edit_lines(hex: bool, e: &VersionEdit) -> Vec<String> {
         ("next_file_number", e.next_file_number),
         ("last_sequence", e.last_sequence),
     ];
+    if e.column_family != 0 {
+        lines.push(format!("column family: {}", e.column_family));
+    }
+    lines.extend(e.add_column_family.iter().map(|name| format!("create column family: {name}")));
+    if e.drop_column_family {
+        lines.push("drop column family".to_string());
+    }
+    lines.extend(e.max_column_family.iter().map(|m| format!("max column family: {m}")));
     lines.extend(e.comparator.iter().map(|c| format!("comparator: {c}")));
     lines.extend(scalars.iter().filter_map(|(name, v)| v.map(|v| format!("{name}: {v}"))));
     lines.extend(
@@ -168,6 +201,10 @@ fn edit_json(hex: bool, n: u64, offset: u64, e: &VersionEdit) -> Map<String, Val
     object([
         ("edit", n.into()),
         ("offset", offset.into()),
+        ("column_family", e.column_family.into()),
+        ("create_column_family", e.add_column_family.clone().map_or(Value::Null, Value::from)),
+        ("drop_column_family", e.drop_column_family.into()),
+        ("max_column_family", e.max_column_family.map_or(Value::Null, Value::from)),
         ("comparator", e.comparator.clone().map_or(Value::Null, Value::from)),
         ("log_number", opt(e.log_number)),
         ("next_file_number", opt(e.next_file_number)),

@@ -129,10 +129,13 @@ fn kind_label(kind: ValueKind) -> &'static str {
 /// (the batch's first sequence plus its index).
 fn print_record(out: &mut Out, offset: u64, seq: u64, ops: &[OwnedRecord]) -> Result<()> {
     if out.json {
-        let list = ops
-            .iter()
-            .zip(seq..)
-            .map(|((kind, k, v), s)| Value::Object(entry_json(out.hex, k, s, Some(*kind), v)));
+        let list = ops.iter().zip(seq..).map(|((family, kind, k, v), s)| {
+            let mut entry = entry_json(out.hex, k, s, Some(*kind), v);
+            if *family != 0 {
+                entry.insert("column_family".into(), (*family).into());
+            }
+            Value::Object(entry)
+        });
         let list: Vec<Value> = list.collect();
         return out.json(object([
             ("offset", offset.into()),
@@ -142,10 +145,11 @@ fn print_record(out: &mut Out, offset: u64, seq: u64, ops: &[OwnedRecord]) -> Re
         ]));
     }
     out.line(&format!("offset {offset}: sequence {seq}, count {}", ops.len()))?;
-    for ((kind, k, v), s) in ops.iter().zip(seq..) {
+    for ((family, kind, k, v), s) in ops.iter().zip(seq..) {
         let value =
             if *kind == ValueKind::Delete { String::new() } else { format!("{ARROW}{}", out.show(v)) };
-        out.line(&format!("  {} seq:{s} {}{value}", kind_label(*kind), out.show(k)))?;
+        let cf = if *family == 0 { String::new() } else { format!(" cf:{family}") };
+        out.line(&format!("  {} seq:{s}{cf} {}{value}", kind_label(*kind), out.show(k)))?;
     }
     Ok(())
 }

@@ -3,24 +3,48 @@
 //! of blob files chosen for garbage collection, and writes output tables cut at user-key
 //! boundaries. It returns what it wrote; installing it in a version is the caller's job. On any
 //! error the files it created are removed.
+//!
+//! A job sees the database only through a [`JobEnv`]: the filesystem, the directory, the
+//! family's options, a file-number allocator, a blob reader and a cancel flag. It must not
+//! reach for more, so that it can run (and be tested) without a database.
 
 use std::collections::{BTreeMap, HashSet};
-use std::path::PathBuf;
-use std::sync::atomic::Ordering;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::blob::{BlobPointer, BlobWalk, BlobWriter};
 use crate::compaction::retention::{self, Entry, Rules};
 use crate::db::filenames;
-use crate::db::DbInner;
 use crate::error::{Error, Result};
+use crate::fs::FileSystem;
 use crate::iter::InternalIterator;
 use crate::key::{self, SeqNo, ValueKind};
+use crate::options::Options;
 use crate::sst::{TableBuilder, TableBuilderOptions};
 use crate::util::kill_point::kill_point;
 use crate::version::edit::{BlobFileMeta, FileMeta};
 
 /// A blob file is rolled once it holds this many bytes.
 const MAX_BLOB_FILE_BYTES: u64 = 256 << 20;
+
+/// Reads the live value a blob pointer refers to.
+pub(crate) trait BlobSource {
+    /// The value `encoded` (a `BlobPointer`) points at; `walk` notes reads made in file order.
+    fn read_blob(&self, user_key: &[u8], encoded: &[u8], walk: Option<&mut BlobWalk>) -> Result<Vec<u8>>;
+}
+
+/// Everything a job may use.
+pub(crate) struct JobEnv<'a> {
+    pub fs: &'a dyn FileSystem,
+    pub dir: &'a Path,
+    /// The options of the column family the job writes for.
+    pub opts: &'a Options,
+    /// Hands out a new file number for each output file.
+    pub new_file_number: &'a dyn Fn() -> u64,
+    pub blobs: &'a dyn BlobSource,
+    /// Set when the database is closing: the job stops early with `Error::Closed`.
+    pub cancel: &'a AtomicBool,
+}
 
 /// What to write.
 pub(crate) struct OutputSpec {
@@ -49,7 +73,7 @@ pub(crate) struct Outputs {
 }
 
 struct Job<'a> {
-    db: &'a DbInner,
+    db: &'a JobEnv<'a>,
     spec: &'a OutputSpec,
     table: Option<(u64, TableBuilder)>,
     blob: Option<BlobWriter>,
@@ -62,7 +86,7 @@ struct Job<'a> {
 }
 
 /// Runs the job over `input` (which is positioned by this function).
-pub(crate) fn run(db: &DbInner, input: &mut dyn InternalIterator, spec: &OutputSpec) -> Result<Outputs> {
+pub(crate) fn run(db: &JobEnv<'_>, input: &mut dyn InternalIterator, spec: &OutputSpec) -> Result<Outputs> {
     let mut job = Job {
         db,
         spec,
@@ -115,7 +139,7 @@ impl Job<'_> {
                 if !versions.is_empty() {
                     self.process(&user_key, std::mem::take(&mut versions))?;
                 }
-                if self.db.closing.load(Ordering::Relaxed) {
+                if self.db.cancel.load(Ordering::Relaxed) {
                     return Err(Error::Closed);
                 }
                 user_key.clear();
@@ -168,7 +192,9 @@ impl Job<'_> {
             bottommost: self.spec.bottommost,
             merge_operator: db.opts.merge_operator.as_deref(),
         };
-        let outcome = retention::retain(user_key, versions, &rules, &mut |ptr| db.read_blob(user_key, ptr))?;
+        let outcome = retention::retain(user_key, versions, &rules, &mut |ptr| {
+            db.blobs.read_blob(user_key, ptr, None)
+        })?;
         for ptr in &outcome.dropped_blobs {
             self.add_garbage(ptr)?;
         }
@@ -197,7 +223,7 @@ impl Job<'_> {
                 (ValueKind::Blob, ptr.as_slice())
             }
             ValueKind::Blob if self.should_relocate(value)? => {
-                let live = self.db.read_blob_walking(user_key, value, Some(&mut self.relocation_walk))?;
+                let live = self.db.blobs.read_blob(user_key, value, Some(&mut self.relocation_walk))?;
                 self.add_garbage(value)?;
                 self.write_blob(user_key, &live, &mut ptr)?;
                 kill_point("blob.relocate");
@@ -229,8 +255,8 @@ impl Job<'_> {
             self.finish_blob()?;
         }
         if self.blob.is_none() {
-            let number = self.db.versions.lock().new_file_number();
-            let path = filenames::blob(&self.db.dir, number);
+            let number = (self.db.new_file_number)();
+            let path = filenames::blob(self.db.dir, number);
             self.created.push(path.clone());
             let file = self.db.fs.create(&path)?;
             self.blob = Some(BlobWriter::new(file, number, self.db.opts.blob_compression)?);
@@ -244,8 +270,8 @@ impl Job<'_> {
 
     fn table_builder(&mut self) -> Result<&mut TableBuilder> {
         if self.table.is_none() {
-            let number = self.db.versions.lock().new_file_number();
-            let path = filenames::table(&self.db.dir, number);
+            let number = (self.db.new_file_number)();
+            let path = filenames::table(self.db.dir, number);
             self.created.push(path.clone());
             let file = self.db.fs.create(&path)?;
             let o = &self.db.opts;

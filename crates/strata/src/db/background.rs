@@ -18,6 +18,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use super::family::Family;
 use super::info_log::{Event, Level};
 use super::{filenames, DbInner, SuperVersion};
 use crate::compaction::job::{self, OutputSpec, Outputs};
@@ -31,8 +32,10 @@ use crate::util::kill_point::kill_point;
 use crate::version::edit::VersionEdit;
 use crate::version::version::Version;
 
-/// An immutable memtable waiting for flush, with the WAL that was started after it.
+/// An immutable memtable waiting for flush, with its family and the WAL that was started
+/// after it.
 pub(crate) struct ImmEntry {
+    pub family: Arc<Family>,
     pub mem: Arc<MemTable>,
     pub next_log: u64,
 }
@@ -40,8 +43,11 @@ pub(crate) struct ImmEntry {
 /// Background scheduling state, under `DbInner::bg`.
 #[derive(Default)]
 pub(crate) struct BgState {
-    /// Immutable memtables, oldest first.
+    /// Immutable memtables of every family, oldest first.
     pub imm_queue: VecDeque<ImmEntry>,
+    /// Where the next search for a family that needs compaction starts, so that one busy
+    /// family does not starve the others.
+    pub compaction_turn: usize,
     pub flushing: bool,
     pub compacting: bool,
     pub manual_waiting: usize,
@@ -73,7 +79,7 @@ impl BgState {
 
 enum Work {
     Flush,
-    Compact(Compaction),
+    Compact(Arc<Family>, Compaction),
 }
 
 /// Stops background work when the last `Db` clone is dropped.
@@ -86,7 +92,7 @@ impl Drop for Closer {
         // Writes made with disable_wal exist only in memtables: flush them so a clean close
         // loses nothing (RocksDB does the same unless avoid_flush_during_shutdown is set).
         if self.inner.unpersisted_writes.load(Ordering::Acquire) && self.inner.background_error().is_none() {
-            if let Err(e) = self.inner.flush_and_wait() {
+            if let Err(e) = self.inner.flush_all_and_wait() {
                 tracing::warn!(error = %e, "flushing unlogged writes at close failed");
             }
         }
@@ -200,7 +206,7 @@ impl DbInner {
             let what = if flush { "flush" } else { "compaction" };
             let result = run_job(what, || match work {
                 Work::Flush => self.flush_oldest(),
-                Work::Compact(c) => self.run_compaction(&c, false),
+                Work::Compact(family, c) => self.run_compaction(&family, &c, false),
             });
             let mut bg = self.bg.lock();
             if flush {
@@ -229,11 +235,25 @@ impl DbInner {
             return Some(Work::Flush);
         }
         if bg.error.is_none() && role != Role::Flushes && !bg.compacting && bg.manual_waiting == 0 {
-            let c = picker::pick(&self.super_version.load().version, &self.opts)?;
-            bg.compacting = true;
-            return Some(Work::Compact(c));
+            let families: Vec<Arc<Family>> = self.families.load().iter().cloned().collect();
+            let n = families.len().max(1);
+            let start = bg.compaction_turn % n;
+            for (i, family) in families.iter().enumerate().cycle().skip(start).take(n) {
+                if let Some(c) = picker::pick(&family.super_version.load().version, &family.opts) {
+                    bg.compaction_turn = i + 1;
+                    bg.compacting = true;
+                    return Some(Work::Compact(Arc::clone(family), c));
+                }
+            }
         }
         None
+    }
+
+    /// Whether any family's picker would start a compaction now.
+    fn compaction_due(&self) -> bool {
+        let families = self.families.load();
+        let due = families.iter().any(|f| picker::pick(&f.super_version.load().version, &f.opts).is_some());
+        due
     }
 
     /// Records a failure of `what` that makes the database read-only.
@@ -266,11 +286,17 @@ impl DbInner {
 
     /// Flushes the oldest immutable memtable to an L0 table.
     fn flush_oldest(&self) -> Result<()> {
-        let (mem, next_log) = {
+        let (family, mem, next_log) = {
             let bg = self.bg.lock();
             let e = bg.imm_queue.front().ok_or(Error::Closed)?;
-            (Arc::clone(&e.mem), e.next_log)
+            (Arc::clone(&e.family), Arc::clone(&e.mem), e.next_log)
         };
+        if family.is_dropped() {
+            self.bg.lock().imm_queue.pop_front();
+            family.memtable_budget.remove_memtable();
+            self.bg_cv.notify_all();
+            return Ok(());
+        }
         let start = Instant::now();
         let job_id = self.next_job_id();
         tracing::info!(
@@ -298,16 +324,19 @@ impl DbInner {
             relocate_blob_files: HashSet::new(),
         };
         let mut input = mem.iter();
-        let out = job::run(self, &mut input, &spec)?;
+        let new_file_number = || self.versions.lock().new_file_number();
+        let out = job::run(&self.job_env(&family, &new_file_number), &mut input, &spec)?;
         let mut edit = edit_for(&out, 0);
+        edit.column_family = family.id;
         edit.log_number = Some(next_log);
         edit.last_sequence = Some(self.last_sequence.load(Ordering::Acquire));
         self.stats.flush_bytes.fetch_add(out.bytes_written, Ordering::Relaxed);
         self.stats.flushes.fetch_add(1, Ordering::Relaxed);
-        self.install(edit, |bg, sv, version| {
+        let idle = self.idle_family_edits(&family)?;
+        self.install(&family, edit, idle, |bg, sv, version| {
             bg.imm_queue.pop_front();
             // Before writers waiting for a slot are woken.
-            self.memtable_budget.remove_memtable();
+            family.memtable_budget.remove_memtable();
             let imm = sv.imm.iter().filter(|m| !Arc::ptr_eq(m, &mem)).cloned().collect();
             SuperVersion { mem: Arc::clone(&sv.mem), imm, version }
         })?;
@@ -361,10 +390,45 @@ impl DbInner {
         }
     }
 
-    /// Applies `edit` to the MANIFEST and publishes a new super version built by `make`.
+    /// What a flush of `flushed` must make durable and record besides its own edit, when the
+    /// database has other families:
+    /// - every closed WAL is synced first: the flushed table holds writes that came after
+    ///   other families' writes still only in those WALs, and a power loss that dropped their
+    ///   unsynced tails would leave a state that never existed (docs/durability.md);
+    /// - each other family whose memtables are empty moves its log number up to the current
+    ///   WAL, so that the WALs before it can be deleted.
+    fn idle_family_edits(&self, flushed: &Family) -> Result<Vec<VersionEdit>> {
+        let families = self.families.load();
+        if families.len() == 1 {
+            return Ok(Vec::new());
+        }
+        self.sync_closed_wals()?;
+        // Read before looking at the memtables: a write into an empty family after this goes
+        // to this WAL or a later one.
+        let current_wal = self.current_wal.load(Ordering::Acquire);
+        let bg = self.bg.lock();
+        let idle = families
+            .iter()
+            .filter(|f| f.id != flushed.id && !f.is_dropped())
+            .filter(|f| f.super_version.load().mem.is_empty())
+            .filter(|f| !bg.imm_queue.iter().any(|e| e.family.id == f.id))
+            .map(|f| VersionEdit {
+                column_family: f.id,
+                log_number: Some(current_wal),
+                ..VersionEdit::default()
+            })
+            .collect();
+        Ok(idle)
+    }
+
+    /// Applies `edit` (and `others`, edits of other families, in the same MANIFEST record) and
+    /// publishes `family`'s new super version built by `make`. A family dropped meanwhile gets
+    /// nothing installed: the files the edit adds become obsolete.
     fn install(
         &self,
+        family: &Family,
         edit: VersionEdit,
+        others: Vec<VersionEdit>,
         make: impl FnOnce(&mut BgState, &SuperVersion, Arc<Version>) -> SuperVersion,
     ) -> Result<()> {
         // A trivially moved file is deleted from one level and added to another: not obsolete.
@@ -385,7 +449,19 @@ impl DbInner {
         let start = Instant::now();
         let mut versions = self.versions.lock();
         let locked = start.elapsed();
-        let version = versions.log_and_apply(edit)?;
+        if family.is_dropped() {
+            let mut bg = self.bg.lock();
+            bg.obsolete_tables.extend(edit.new_files.iter().map(|(_, f)| f.number));
+            bg.obsolete_blobs.extend(edit.new_blob_files.iter().map(|b| b.number));
+            let sv = family.super_version.load();
+            let _ = make(&mut bg, &sv, Arc::clone(&sv.version));
+            self.bg_cv.notify_all();
+            return Ok(());
+        }
+        let live = versions.families();
+        let mut edits = vec![edit];
+        edits.extend(others.into_iter().filter(|e| live.contains_key(&e.column_family)));
+        let version = versions.log_and_apply_group(edits)?.swap_remove(0);
         self.log_if_slow(
             None,
             "writing a version edit to the MANIFEST",
@@ -393,9 +469,9 @@ impl DbInner {
             format_args!(" ({} us waiting for the versions lock)", locked.as_micros()),
         );
         let mut bg = self.bg.lock();
-        let sv = self.super_version.load();
+        let sv = family.super_version.load();
         let next = make(&mut bg, &sv, version);
-        self.super_version.store(Arc::new(next));
+        family.super_version.store(Arc::new(next));
         bg.obsolete_tables.extend(deleted_tables);
         bg.obsolete_blobs.extend(deleted_blobs);
         self.bg_cv.notify_all();
@@ -408,7 +484,7 @@ impl DbInner {
     }
 
     /// Runs one compaction; `manual` relocates every blob file that holds any garbage.
-    pub(crate) fn run_compaction(&self, c: &Compaction, manual: bool) -> Result<()> {
+    pub(crate) fn run_compaction(&self, family: &Family, c: &Compaction, manual: bool) -> Result<()> {
         let start = Instant::now();
         let job_id = self.next_job_id();
         let input_bytes = c.input_bytes();
@@ -447,7 +523,7 @@ impl DbInner {
         );
         let mut bytes_out = 0;
         let mut output_files: Vec<u64> = Vec::new();
-        let mut edit = VersionEdit::default();
+        let mut edit = VersionEdit { column_family: family.id, ..VersionEdit::default() };
         for (level, f) in c.all_inputs() {
             edit.deleted_files.push((level as u32, f.number));
         }
@@ -457,16 +533,17 @@ impl DbInner {
             }
             self.stats.trivial_moves.fetch_add(1, Ordering::Relaxed);
         } else {
-            let version = self.super_version.load().version.clone();
+            let version = family.super_version.load().version.clone();
             let spec = OutputSpec {
                 level: c.output_level,
-                max_file_size: self.opts.target_file_size,
+                max_file_size: family.opts.target_file_size,
                 bottommost: c.bottommost,
                 snapshots: self.snapshots.sequences(),
-                relocate_blob_files: blob_files_to_relocate(&version, self.opts.blob_gc_age_cutoff, manual),
+                relocate_blob_files: blob_files_to_relocate(&version, family.opts.blob_gc_age_cutoff, manual),
             };
             let mut input = self.compaction_input(c)?;
-            let out = job::run(self, &mut input, &spec)?;
+            let new_file_number = || self.versions.lock().new_file_number();
+            let out = job::run(&self.job_env(family, &new_file_number), &mut input, &spec)?;
             bytes_out = out.bytes_written;
             output_files.extend(out.tables.iter().map(|t| t.number));
             let out_edit = edit_for(&out, c.output_level);
@@ -481,7 +558,7 @@ impl DbInner {
             self.stats.compaction_bytes_written.fetch_add(out.bytes_written, Ordering::Relaxed);
         }
         self.stats.compactions.fetch_add(1, Ordering::Relaxed);
-        self.install(edit, |_, sv, version| SuperVersion {
+        self.install(family, edit, Vec::new(), |_, sv, version| SuperVersion {
             mem: Arc::clone(&sv.mem),
             imm: sv.imm.clone(),
             version,
@@ -598,26 +675,36 @@ impl DbInner {
         }
     }
 
-    /// Switches the memtable (if it holds anything) and waits until every immutable memtable is
-    /// flushed.
-    pub(crate) fn flush_and_wait(&self) -> Result<()> {
+    /// Switches `family`'s memtable (if it holds anything) and waits until every immutable
+    /// memtable of it is flushed.
+    pub(crate) fn flush_and_wait(&self, family: &Family) -> Result<()> {
         {
             let mut leader = self.leader.lock();
             if let Some(e) = self.background_error() {
                 return Err(e);
             }
-            if !leader.mem.is_empty() {
+            if family.is_dropped() {
+                return Err(super::families::dropped(family));
+            }
+            if !family.super_version.load().mem.is_empty() {
                 // A flush asked for switches even with every memtable slot taken.
-                self.memtable_budget.add_memtable(true);
-                self.switch_memtable(&mut leader)?;
+                family.memtable_budget.add_memtable(true);
+                self.switch_memtable(&mut leader, family)?;
             }
         }
         let mut bg = self.bg.lock();
-        while !bg.imm_queue.is_empty() {
+        while bg.imm_queue.iter().any(|e| e.family.id == family.id) {
             bg.end_of_wait()?;
             self.bg_cv.wait(&mut bg);
         }
         Ok(())
+    }
+
+    /// [`DbInner::flush_and_wait`] for every family.
+    pub(crate) fn flush_all_and_wait(&self) -> Result<()> {
+        let families = self.families.load_full();
+        let flushed = families.iter().try_for_each(|f| self.flush_and_wait(f));
+        flushed
     }
 
     /// Waits until the background work that is due has run: no immutable memtable
@@ -631,10 +718,7 @@ impl DbInner {
         }
         loop {
             bg.end_of_wait()?;
-            let idle = bg.imm_queue.is_empty()
-                && !bg.flushing
-                && !bg.compacting
-                && picker::pick(&self.super_version.load().version, &self.opts).is_none();
+            let idle = bg.imm_queue.is_empty() && !bg.flushing && !bg.compacting && !self.compaction_due();
             if idle {
                 return Ok(true);
             }
@@ -651,7 +735,12 @@ impl DbInner {
 
     /// Compacts every level's files overlapping `[start, end]` into the level below, top-down,
     /// until the data sits in the last level.
-    pub(crate) fn compact_range(&self, start: Option<&[u8]>, end: Option<&[u8]>) -> Result<()> {
+    pub(crate) fn compact_range(
+        &self,
+        family: &Family,
+        start: Option<&[u8]>,
+        end: Option<&[u8]>,
+    ) -> Result<()> {
         {
             let mut bg = self.bg.lock();
             bg.manual_waiting += 1;
@@ -664,7 +753,7 @@ impl DbInner {
             }
             bg.compacting = true;
         }
-        let result = run_job("manual compaction", || self.compact_levels(start, end));
+        let result = run_job("manual compaction", || self.compact_levels(family, start, end));
         self.delete_obsolete_files();
         let mut bg = self.bg.lock();
         bg.compacting = false;
@@ -678,28 +767,31 @@ impl DbInner {
         result
     }
 
-    fn compact_levels(&self, start: Option<&[u8]>, end: Option<&[u8]>) -> Result<()> {
+    fn compact_levels(&self, family: &Family, start: Option<&[u8]>, end: Option<&[u8]>) -> Result<()> {
         let last = NUM_LEVELS - 1;
         for level in 0..last {
-            let version = self.super_version.load().version.clone();
+            if family.is_dropped() {
+                return Err(super::families::dropped(family));
+            }
+            let version = family.super_version.load().version.clone();
             let inputs =
                 if level == 0 { version.files[0].clone() } else { version.overlapping(level, start, end) };
             if inputs.is_empty() {
                 continue;
             }
             if let Some(c) = picker::compaction_for(&version, level, level + 1, inputs) {
-                self.run_compaction(&c, false)?;
+                self.run_compaction(family, &c, false)?;
             }
         }
         // Rewrite the last level in place so tombstones and blob garbage are dropped.
-        let version = self.super_version.load_full().version.clone();
+        let version = family.super_version.load_full().version.clone();
         let inputs = version.overlapping(last, start, end);
         let chosen =
             if inputs.is_empty() { None } else { picker::compaction_for(&version, last, last, inputs) };
         drop(version);
         if let Some(mut c) = chosen {
             c.trivial_move = false;
-            self.run_compaction(&c, true)?;
+            self.run_compaction(family, &c, true)?;
         }
         Ok(())
     }

@@ -9,7 +9,7 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
 
-use crate::db::{filenames, options_file, DbInner};
+use crate::db::{filenames, DbInner};
 use crate::error::{Error, Result};
 
 /// Staging directories of the checkpoints this process is making: two at once to the same
@@ -49,7 +49,7 @@ impl DbInner {
             )));
         }
         // Every acknowledged write, logged or not, goes into tables the checkpoint links.
-        self.flush_and_wait()?;
+        self.flush_all_and_wait()?;
         let placed = self.fill_checkpoint(&tmp).and_then(|()| self.fs.rename(&tmp, target));
         if let Err(e) = placed {
             self.discard_staging(&tmp);
@@ -73,14 +73,16 @@ impl DbInner {
         self.discard_staging(tmp);
         // The version is held until every file it lists is linked: a version someone holds keeps
         // its files from obsolete-file deletion, whatever compactions do meanwhile.
-        let (version, manifest_number) = self.versions.lock().write_manifest_into(tmp)?;
-        for number in version.table_numbers() {
-            self.fs.link_or_copy(&filenames::table(&self.dir, number), &filenames::table(tmp, number))?;
+        let (families, manifest_number) = self.versions.lock().write_manifest_into(tmp)?;
+        for version in families.values().map(|f| &f.current) {
+            for number in version.table_numbers() {
+                self.fs.link_or_copy(&filenames::table(&self.dir, number), &filenames::table(tmp, number))?;
+            }
+            for &number in version.blob_files.keys() {
+                self.fs.link_or_copy(&filenames::blob(&self.dir, number), &filenames::blob(tmp, number))?;
+            }
         }
-        for &number in version.blob_files.keys() {
-            self.fs.link_or_copy(&filenames::blob(&self.dir, number), &filenames::blob(tmp, number))?;
-        }
-        let options = options_file::render(&self.opts);
+        let options = self.render_options();
         self.fs.write_atomic(tmp, &filenames::options_name(manifest_number), options.as_bytes())?;
         // Last: until CURRENT names the MANIFEST, the directory is not a database. Its
         // directory fsync also makes every link and file above durable.

@@ -13,6 +13,7 @@ use std::ops::Range;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
+use super::family::Family;
 use super::iter_pool::{PooledIter, ThreadDb};
 use super::{DbInner, SuperVersion};
 use crate::blob::readahead::Readahead;
@@ -110,6 +111,8 @@ pub struct DbIterator {
     /// The super version `iter` reads; `None` only once `drop` handed it to the pool.
     pinned: Option<Arc<SuperVersion>>,
     fill_cache: bool,
+    /// The column family read; `None` for the default one (no reference count to touch).
+    family: Option<Arc<Family>>,
     _snapshot: Option<Snapshot>,
 }
 
@@ -145,7 +148,8 @@ impl Drop for DbIterator {
             seek_target: keep(&mut self.seek_target),
             blob_files: std::mem::take(&mut self.blob_files),
         };
-        self.db.iter_pool.put(entry, &self.db.super_version, &self.db.closing);
+        let family = self.family.as_deref().unwrap_or(&self.db.default);
+        self.db.iter_pool.put(entry, &family.super_version, &self.db.closing);
     }
 }
 
@@ -169,8 +173,8 @@ fn tighter(a: Option<Vec<u8>>, b: Option<Vec<u8>>, pick_max: bool) -> Option<Vec
 }
 
 impl DbIterator {
-    pub(crate) fn new(db: &Arc<DbInner>, opts: &ReadOptions) -> Result<Self> {
-        let current = db.super_version.load();
+    pub(crate) fn new(db: &Arc<DbInner>, family: Option<Arc<Family>>, opts: &ReadOptions) -> Result<Self> {
+        let current = family.as_deref().unwrap_or(&db.default).super_version.load();
         let seq = match &opts.snapshot {
             Some(s) => s.sequence(),
             None => db.last_sequence.load(Ordering::Acquire),
@@ -207,6 +211,7 @@ impl DbIterator {
             blob_reads: 0,
             pinned: Some(pinned),
             fill_cache: opts.fill_cache,
+            family,
             _snapshot: opts.snapshot.clone(),
             db: handle,
         })
@@ -441,6 +446,7 @@ impl DbIterator {
                     self.iter.next();
                 }
                 self.value = self.db.full_merge(
+                    self.family.as_deref().unwrap_or(&self.db.default),
                     &self.key,
                     base.as_deref(),
                     operands.iter().rev().map(Vec::as_slice),
@@ -550,7 +556,14 @@ impl DbIterator {
         if operands.is_empty() {
             return Ok(base);
         }
-        self.db.full_merge(uk, base.as_deref(), operands.iter().map(Vec::as_slice)).map(Some)
+        self.db
+            .full_merge(
+                self.family.as_deref().unwrap_or(&self.db.default),
+                uk,
+                base.as_deref(),
+                operands.iter().map(Vec::as_slice),
+            )
+            .map(Some)
     }
 }
 

@@ -322,7 +322,7 @@ impl DbInner {
 
     /// Files per level, for `lsm_state` in events.
     pub(crate) fn lsm_state(&self) -> Vec<u64> {
-        let v = self.super_version.load().version.clone();
+        let v = self.default.super_version.load().version.clone();
         (0..NUM_LEVELS).map(|l| v.level_files(l) as u64).collect()
     }
 
@@ -333,7 +333,7 @@ impl DbInner {
         }
         self.log(Level::Info, format_args!("strata version {}", env!("CARGO_PKG_VERSION")));
         self.log(Level::Info, format_args!("DB path: {}", self.dir.display()));
-        for line in super::options_file::render(&self.opts).lines() {
+        for line in self.render_options().lines() {
             let line = line.trim();
             let Some((k, v)) = line.split_once('=') else { continue };
             if k != "strata_version" && k != "options_file_version" {
@@ -362,7 +362,7 @@ impl DbInner {
     pub(crate) fn stall_reason(&self, sv: &SuperVersion, stopped: bool) -> StallReason {
         let o = &self.opts;
         let l0 = sv.version.files[0].len();
-        let memtables_full = !self.memtable_budget.has_room();
+        let memtables_full = !self.default.memtable_budget.has_room();
         let below_slowdown = l0 < o.level0_slowdown_trigger
             && sv
                 .version
@@ -412,7 +412,7 @@ impl DbInner {
                  and {} more borrow block-cache capacity",
                 sv.imm.len(),
                 o.max_write_buffer_number,
-                self.memtable_budget.borrowed_slots()
+                self.default.memtable_budget.borrowed_slots()
             ),
         };
         tracing::warn!(target: "strata", reason = reason.name(), stopped, micros, "{verb} writes because {detail}");
@@ -448,7 +448,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let db = crate::Db::open(dir.path(), crate::Options::default()).unwrap();
         let inner = &db.inner;
-        let sv = inner.super_version.load_full();
+        let sv = inner.default.super_version.load_full();
         inner.report_stall(&sv, true, Duration::from_millis(5));
         inner.report_stall(&sv, true, Duration::from_millis(5));
         inner.report_stall(&sv, false, Duration::from_millis(2));
@@ -481,7 +481,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let db = crate::Db::open(dir.path(), crate::Options::default()).unwrap();
         let inner = &db.inner;
-        let sv = inner.super_version.load_full();
+        let sv = inner.default.super_version.load_full();
         // An empty database is under no pressure: inferred from it, the reason is the fallback.
         assert_eq!(inner.stall_reason(&sv, false), StallReason::PendingCompactionBytes);
         // A slowdown that began under L0 pressure is reported after compaction cleared L0.

@@ -202,7 +202,7 @@ mod tests {
         db.flush().unwrap();
         keys(&db, &ReadOptions::new());
         let no_fill = ReadOptions { fill_cache: false, ..ReadOptions::new() };
-        let sv = db.inner.super_version.load_full();
+        let sv = db.inner.default.super_version.load_full();
         assert!(db.inner.iter_pool.take(&db.inner, &sv, false).1.is_none(), "built with fill_cache");
         assert_eq!(keys(&db, &no_fill), [b"a".to_vec()]);
         assert!(db.inner.iter_pool.take(&db.inner, &sv, false).1.is_some());

@@ -24,6 +24,9 @@
 mod background;
 mod checkpoint;
 mod db_iter;
+mod families;
+mod family;
+mod family_api;
 // Public only for strata's own tools (sst-dump, manifest-dump); no stability promise.
 #[doc(hidden)]
 pub mod filenames;
@@ -51,13 +54,14 @@ use arc_swap::ArcSwap;
 use parking_lot::{Condvar, Mutex};
 
 pub use db_iter::DbIterator;
+pub use family::ColumnFamily;
 pub use properties::Stats;
 pub use repair::{DanglingBlobs, LostFile, RepairReport, LOST_DIR};
 
 use crate::batch::WriteBatch;
 use crate::error::{Error, Result};
 use crate::fs::{FileLock, FileSystem};
-use crate::memtable::{MemTable, SharedSlotHint};
+use crate::memtable::MemTable;
 use crate::options::{Options, ReadOptions, WriteOptions};
 use crate::snapshot::{Snapshot, SnapshotList};
 use crate::version::set::VersionSet;
@@ -85,7 +89,13 @@ pub(crate) struct DbInner {
     pub fs: Arc<dyn FileSystem>,
     pub table_cache: TableCache,
     pub versions: Mutex<VersionSet>,
-    pub super_version: ArcSwap<SuperVersion>,
+    /// The default column family: every database has it, and it cannot be dropped.
+    pub default: Arc<family::Family>,
+    /// Every live column family, the default one included.
+    pub families: ArcSwap<family::FamilyTable>,
+    /// The WAL the write leader appends to: a family whose memtables are empty holds nothing
+    /// in WALs numbered below it (`background`, flush edits).
+    pub current_wal: AtomicU64,
     /// The last sequence number visible to readers.
     pub last_sequence: AtomicU64,
     pub snapshots: Arc<SnapshotList>,
@@ -106,17 +116,11 @@ pub(crate) struct DbInner {
     pub(crate) has_background_error: AtomicBool,
     /// What the open that built this handle dropped, skipped or set aside.
     pub(crate) recovery: parking_lot::Mutex<RecoveryReport>,
-    /// The mutable memtable's index layout, published by the leader after each group, so that
-    /// single-key writes start loading their key's slot before they queue (`memtable::slot_hint`).
-    pub(crate) slot_hint: SharedSlotHint,
     /// Set once a write skipped the WAL; such writes are flushed at close.
     pub unpersisted_writes: AtomicBool,
     /// Memtable bytes per second the last flush drained (0 before the first flush): the write
     /// rate memtable pressure slows writers towards.
     pub flush_rate: AtomicU64,
-    /// How many memtables may be unflushed at once, with the block-cache capacity the extra
-    /// ones borrow.
-    pub(crate) memtable_budget: memtable_budget::MemtableBudget,
     /// Short write delays spin instead of sleeping (more than one CPU; `write::SPIN_LIMIT`).
     pub spin_waits: bool,
     /// Opened with `Db::open_read_only`: writes and maintenance are refused.
@@ -188,9 +192,13 @@ impl Db {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn open(path: impl AsRef<Path>, opts: Options) -> Result<Db> {
-        let inner = open::open(path.as_ref(), opts)?;
+        Ok(Db::from_inner(open::open(path.as_ref(), opts, &Vec::new())?))
+    }
+
+    /// Wraps an opened engine and starts its background work.
+    fn from_inner(inner: Arc<DbInner>) -> Db {
         let closer = background::start(&inner);
-        Ok(Db { inner, _closer: closer })
+        Db { inner, _closer: closer }
     }
 
     /// Opens an existing database for reading only, changing nothing in its directory: no lock is
@@ -213,9 +221,7 @@ impl Db {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn open_read_only(path: impl AsRef<Path>, opts: Options) -> Result<Db> {
-        let inner = open::open_read_only(path.as_ref(), opts)?;
-        let closer = background::start(&inner);
-        Ok(Db { inner, _closer: closer })
+        Ok(Db::from_inner(open::open_read_only(path.as_ref(), opts, &Vec::new())?))
     }
 
     /// Rebuilds a database that will not open (RocksDB's `RepairDB`) from the files in its
@@ -277,7 +283,7 @@ impl Db {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn put(&self, opts: &WriteOptions, key: &[u8], value: &[u8]) -> Result<()> {
-        self.inner.slot_hint.load().prefetch(key);
+        self.inner.default.slot_hint.load().prefetch(key);
         let mut b = WriteBatch::for_one_record(key.len(), value.len());
         b.put(key, value);
         self.write(opts, b)
@@ -298,7 +304,7 @@ impl Db {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn delete(&self, opts: &WriteOptions, key: &[u8]) -> Result<()> {
-        self.inner.slot_hint.load().prefetch(key);
+        self.inner.default.slot_hint.load().prefetch(key);
         let mut b = WriteBatch::for_one_record(key.len(), 0);
         b.delete(key);
         self.write(opts, b)
@@ -322,7 +328,7 @@ impl Db {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn merge(&self, opts: &WriteOptions, key: &[u8], operand: &[u8]) -> Result<()> {
-        self.inner.slot_hint.load().prefetch(key);
+        self.inner.default.slot_hint.load().prefetch(key);
         let mut b = WriteBatch::for_one_record(key.len(), operand.len());
         b.merge(key, operand);
         self.write(opts, b)
@@ -352,9 +358,7 @@ impl Db {
             return Err(Error::ReadOnly);
         }
         batch.validate()?;
-        if self.inner.opts.merge_operator.is_none() && batch.has_merge() {
-            return Err(Error::InvalidArgument("merge needs Options::merge_operator".into()));
-        }
+        self.inner.check_families(&batch)?;
         if batch.is_empty() {
             return Ok(());
         }
@@ -376,7 +380,7 @@ impl Db {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn get(&self, opts: &ReadOptions, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        self.inner.timed(&self.inner.stats.get_latency, || self.inner.get(opts, key))
+        self.inner.timed(&self.inner.stats.get_latency, || self.inner.get(&self.inner.default, opts, key))
     }
 
     /// Point reads of several keys at once (RocksDB's `MultiGet`), one result per key in the
@@ -398,11 +402,20 @@ impl Db {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn multi_get(&self, opts: &ReadOptions, keys: &[&[u8]]) -> Vec<Result<Option<Vec<u8>>>> {
+        self.multi_get_in(&self.inner.default, opts, keys)
+    }
+
+    fn multi_get_in(
+        &self,
+        family: &family::Family,
+        opts: &ReadOptions,
+        keys: &[&[u8]],
+    ) -> Vec<Result<Option<Vec<u8>>>> {
         if !self.inner.opts.latency_histograms {
-            return self.inner.multi_get(opts, keys);
+            return self.inner.multi_get(family, opts, keys);
         }
         let start = std::time::Instant::now();
-        let r = self.inner.multi_get(opts, keys);
+        let r = self.inner.multi_get(family, opts, keys);
         if let Some(n) = u32::try_from(keys.len()).ok().filter(|&n| n > 0) {
             // One sample of the time per key, so the get histogram stays comparable across
             // both ways of reading.
@@ -437,7 +450,7 @@ impl Db {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn iter(&self, opts: &ReadOptions) -> Result<DbIterator> {
-        DbIterator::new(&self.inner, opts)
+        DbIterator::new(&self.inner, None, opts)
     }
 
     /// A consistent point-in-time view for reads and iterators; see [`Snapshot`]. Never fails.
@@ -477,7 +490,7 @@ impl Db {
         if self.inner.read_only {
             return Err(Error::ReadOnly);
         }
-        self.inner.flush_and_wait()
+        self.inner.flush_and_wait(&self.inner.default)
     }
 
     /// Makes every write acknowledged so far survive a power loss, as if the last one had been
@@ -601,8 +614,8 @@ impl Db {
         if self.inner.read_only {
             return Err(Error::ReadOnly);
         }
-        self.inner.flush_and_wait()?;
-        self.inner.compact_range(start, end)
+        self.inner.flush_and_wait(&self.inner.default)?;
+        self.inner.compact_range(&self.inner.default, start, end)
     }
 
     /// Waits until the background work that is due has run: every memtable already switched out

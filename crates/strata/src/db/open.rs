@@ -3,7 +3,7 @@
 //! WALs newer than the last flush into memtables and flush them to L0, then start a fresh WAL and
 //! delete what no longer belongs. Nothing is written until recovery has read everything.
 
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -13,8 +13,8 @@ use arc_swap::ArcSwap;
 use parking_lot::{Condvar, Mutex};
 
 use super::background::BgState;
+use super::family::{family_options, Family, FamilyTable};
 use super::filenames::{self, FileKind};
-use super::memtable_budget::MemtableBudget;
 use super::properties::Stats;
 use super::recovery_report::{DroppedTail, RecoveryReport};
 use super::table_cache::TableCache;
@@ -25,16 +25,19 @@ use crate::batch::DecodedBatch;
 use crate::compaction::job::{self, OutputSpec};
 use crate::error::{Error, Result};
 use crate::fs::FileSystem;
-use crate::memtable::{MemTable, SharedSlotHint};
+use crate::memtable::MemTable;
 use crate::options::{Options, WalRecoveryMode};
 use crate::snapshot::SnapshotList;
 use crate::sst::BlockCache;
-use crate::version::edit::VersionEdit;
+use crate::version::edit::{VersionEdit, DEFAULT_FAMILY};
 use crate::version::set::{Recovered, VersionSet};
 use crate::wal::LogWriter;
 use crate::wal_header::WalHeader;
 
-pub(crate) fn open(path: &Path, opts: Options) -> Result<Arc<DbInner>> {
+/// Options for the families named at open (`Db::open_cf`); the others get the database's.
+pub(crate) type NamedFamilies = Vec<(String, Options)>;
+
+pub(crate) fn open(path: &Path, opts: Options, named: &NamedFamilies) -> Result<Arc<DbInner>> {
     opts.validate()?;
     let fs = Arc::clone(&opts.fs);
     prepare_directory(fs.as_ref(), path, &opts)?;
@@ -51,7 +54,7 @@ pub(crate) fn open(path: &Path, opts: Options) -> Result<Arc<DbInner>> {
     fs.sync_dir(path)?;
     // Every WAL being replayed is flushed before the first write: nothing earlier to check.
     let wal = super::write::start_wal(wal_file, &WalHeader::first())?;
-    let inner = Arc::new(build_inner(path, opts, versions, wal, wal_number, lock, false));
+    let inner = Arc::new(build_inner(path, opts, named, versions, wal, wal_number, lock, false)?);
     let replayed = match replay_wals(&inner, &wals, wal_number) {
         Ok(replayed) => replayed,
         Err(e) => {
@@ -84,7 +87,7 @@ pub(crate) fn open(path: &Path, opts: Options) -> Result<Arc<DbInner>> {
 /// Opens without changing anything in the directory: no lock, no new WAL, MANIFEST or OPTIONS
 /// file, no flush, no background work. Unflushed WAL records are replayed into memory only.
 /// Writes, `flush` and `compact_range` return `Error::ReadOnly`.
-pub(crate) fn open_read_only(path: &Path, opts: Options) -> Result<Arc<DbInner>> {
+pub(crate) fn open_read_only(path: &Path, opts: Options, named: &NamedFamilies) -> Result<Arc<DbInner>> {
     opts.validate()?;
     let fs = Arc::clone(&opts.fs);
     match fs.is_dir(path)? {
@@ -103,7 +106,7 @@ pub(crate) fn open_read_only(path: &Path, opts: Options) -> Result<Arc<DbInner>>
     let wals = wals_to_replay(fs.as_ref(), path, &mut versions)?;
     check_torn_manifest(manifest.manifest_number, manifest.torn_tail, versions.log_number(), &wals)?;
     let wal = LogWriter::new(Box::new(ReadOnlyFile));
-    let inner = Arc::new(build_inner(path, opts, versions, wal, 0, Box::new(NoLock), true));
+    let inner = Arc::new(build_inner(path, opts, named, versions, wal, 0, Box::new(NoLock), true)?);
     let mut report = replay_into_memory(&inner, &wals)?;
     report.manifest_tail = manifest_tail_report(manifest.manifest_number, manifest.torn_tail);
     *inner.recovery.lock() = report;
@@ -165,31 +168,22 @@ fn move_to_lost(db: &DbInner, names: &[String]) -> Result<Vec<String>> {
 /// operations of a whole updaterandom run. A file that fails to open is left for the read that
 /// needs it to report, so a damaged file fails reads of it, not the open.
 fn open_live_files(db: &DbInner) {
-    let version = db.super_version.load().version.clone();
-    let tables = version.files.iter().flatten().take(db.table_cache.table_capacity());
+    let versions: Vec<_> =
+        db.families.load().iter().map(|f| f.super_version.load().version.clone()).collect();
+    let tables = versions.iter().flat_map(|v| v.files.iter().flatten()).take(db.table_cache.table_capacity());
     for file in tables {
         if let Err(e) = db.table_cache.table(file.number) {
             tracing::warn!(target: "strata", file = file.number, error = %e, "table not opened at open");
         }
     }
-    for &number in version.blob_files.keys().take(db.table_cache.blob_capacity()) {
+    let blobs = versions.iter().flat_map(|v| v.blob_files.keys()).take(db.table_cache.blob_capacity());
+    for &number in blobs {
         if let Err(e) = db.table_cache.blob(number) {
             tracing::warn!(target: "strata", file = number, error = %e, "blob file not opened at open");
         }
     }
 }
 
-/// Distinct keys the first memtable's point index is sized for, before any memtable has
-/// filled to say how many keys one holds: one per 256 bytes of `write_buffer_size`, so that a
-/// memtable of small entries grows its index once or twice instead of ten times from empty
-/// (each growth leaves lookups probing two tables until the old one drains). The index's
-/// pages are mapped lazily, so a memtable of large values does not pay for the spare slots.
-fn first_memtable_keys(opts: &Options) -> usize {
-    opts.write_buffer_size / 256
-}
-
-/// The WAL writer of a read-only handle (and of repair's internal handle): never written,
-/// because writes are refused first.
 pub(crate) struct ReadOnlyFile;
 
 impl crate::fs::WritableFile for ReadOnlyFile {
@@ -208,23 +202,36 @@ struct NoLock;
 
 impl crate::fs::FileLock for NoLock {}
 
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn build_inner(
     path: &Path,
     opts: Options,
+    named: &NamedFamilies,
     versions: VersionSet,
     wal: LogWriter,
     wal_number: u64,
     lock: Box<dyn crate::fs::FileLock>,
     read_only: bool,
-) -> DbInner {
+) -> Result<DbInner> {
     let fs = Arc::clone(&opts.fs);
     let block_cache = (opts.cache_size > 0).then(|| Arc::new(BlockCache::new(opts.cache_size)));
-    let mem = Arc::new(MemTable::with_expected_keys(first_memtable_keys(&opts)));
     let last_seq = versions.last_sequence();
     let spin_waits = std::thread::available_parallelism().is_ok_and(|n| n.get() > 1);
     let write_spin = if spin_waits { u64::from(opts.write_spin_micros) } else { 0 };
-    let memtable_budget = MemtableBudget::new(&opts, block_cache.clone());
-    DbInner {
+    let mut table = FamilyTable::default();
+    for (&id, f) in versions.families() {
+        let own = named.iter().find(|(name, _)| *name == f.name).map_or(&opts, |(_, o)| o);
+        let family_opts = family_options(&opts, own);
+        let family =
+            Family::new(id, f.name.clone(), family_opts, Arc::clone(&f.current), block_cache.clone());
+        table = table.with(Arc::new(family));
+    }
+    let default = Arc::clone(
+        table
+            .get(DEFAULT_FAMILY)
+            .ok_or_else(|| Error::corruption("the MANIFEST has no default column family"))?,
+    );
+    Ok(DbInner {
         dir: path.to_path_buf(),
         table_cache: TableCache::new(
             path.to_path_buf(),
@@ -233,16 +240,14 @@ pub(crate) fn build_inner(
             block_cache,
             opts.use_mmap_reads,
         ),
-        super_version: ArcSwap::from_pointee(SuperVersion {
-            mem: Arc::clone(&mem),
-            imm: Vec::new(),
-            version: versions.current(),
-        }),
+        default,
+        families: ArcSwap::from_pointee(table),
+        current_wal: AtomicU64::new(wal_number),
         versions: Mutex::new(versions),
         last_sequence: AtomicU64::new(last_seq),
         snapshots: Arc::new(SnapshotList::default()),
         write_queue: WriteQueue::new(Duration::from_micros(write_spin)),
-        leader: Mutex::new(LeaderState::new(wal, wal_number, mem)),
+        leader: Mutex::new(LeaderState::new(wal, wal_number)),
         closed_wals: Mutex::new(Vec::new()),
         bg: Mutex::new(BgState::default()),
         bg_cv: Condvar::new(),
@@ -251,40 +256,85 @@ pub(crate) fn build_inner(
         closing: AtomicBool::new(false),
         has_background_error: AtomicBool::new(false),
         recovery: Mutex::new(RecoveryReport::default()),
-        slot_hint: SharedSlotHint::default(),
         unpersisted_writes: AtomicBool::new(false),
         flush_rate: AtomicU64::new(0),
-        memtable_budget,
         spin_waits,
         read_only,
         fs,
         opts,
         _lock: lock,
-    }
+    })
 }
 
 /// Read-only recovery: WAL records go into memtables that are never flushed.
 fn replay_into_memory(db: &Arc<DbInner>, wals: &[u64]) -> Result<RecoveryReport> {
-    let mut mems = vec![Arc::new(MemTable::new())];
+    let mut target = ReplayTarget::new(db);
     let replayed = replay_batches(db, wals, |number, batch| {
-        let mem = mems.last().ok_or(Error::Closed)?;
-        add_to_memtable(mem, number, batch)?;
-        if mem.approximate_memory_usage() >= db.opts.write_buffer_size {
-            mems.push(Arc::new(MemTable::new()));
+        target.add(number, batch)?;
+        for (family, mems) in &mut target.mems {
+            if mems.last().is_some_and(|m| m.approximate_memory_usage() >= family.opts.write_buffer_size) {
+                mems.push(Arc::new(MemTable::new()));
+            }
         }
         Ok(())
     })?;
     let max_seq = db.last_sequence.load(Ordering::Relaxed).max(replayed.max_seq);
     db.last_sequence.store(max_seq, Ordering::Release);
-    let mut newest_first: Vec<Arc<MemTable>> = mems.into_iter().rev().collect();
-    let mem = newest_first.remove(0);
-    let version = db.versions.lock().current();
-    db.super_version.store(Arc::new(SuperVersion { mem, imm: newest_first, version }));
+    for (family, mems) in target.mems {
+        let mut newest_first: Vec<Arc<MemTable>> = mems.into_iter().rev().collect();
+        let mem = newest_first.remove(0);
+        let version = Arc::clone(&family.super_version.load().version);
+        family.super_version.store(Arc::new(SuperVersion { mem, imm: newest_first, version }));
+    }
     Ok(replayed.report)
 }
 
-/// Replays the write batches of `wals` (ascending) under the database's recovery mode
-/// (`wal_replay`), handing each to `apply` with its WAL's number.
+/// Where replayed WAL records go: per family, the memtables they fill (the last one is being
+/// filled), skipping what a family already has in tables.
+struct ReplayTarget {
+    /// Each live family with its memtables, oldest first (never empty).
+    mems: Vec<(Arc<Family>, Vec<Arc<MemTable>>)>,
+    /// Per family id, the first WAL whose records it still needs.
+    log_numbers: BTreeMap<u32, u64>,
+    /// Ids up to this were handed out; one not live was dropped, and its records are skipped.
+    max_family: u32,
+}
+
+impl ReplayTarget {
+    fn new(db: &DbInner) -> Self {
+        let versions = db.versions.lock();
+        let log_numbers = versions.families().iter().map(|(&id, f)| (id, f.log_number)).collect();
+        let max_family = versions.next_family_id() - 1;
+        drop(versions);
+        let mems =
+            db.families.load().iter().map(|f| (Arc::clone(f), vec![Arc::new(MemTable::new())])).collect();
+        Self { mems, log_numbers, max_family }
+    }
+
+    /// Adds `batch`, read from WAL `wal`, to the memtables of the families that need it.
+    fn add(&mut self, wal: u64, batch: &DecodedBatch<'_>) -> Result<()> {
+        for (seq, rec) in (batch.first_seq..).zip(batch.records()) {
+            let (id, kind, key, value) = rec.map_err(|e| wal_replay::wal_error(wal, e))?;
+            let Some(at) = self.mems.iter().position(|(f, _)| f.id == id) else {
+                if id > self.max_family {
+                    return Err(wal_replay::wal_error(
+                        wal,
+                        Error::corruption(format!("a record names column family {id}, which never existed")),
+                    ));
+                }
+                continue; // a dropped family
+            };
+            if wal < self.log_numbers.get(&id).copied().unwrap_or(0) {
+                continue; // already in the family's tables
+            }
+            if let Some(mem) = self.mems[at].1.last() {
+                mem.add(seq, kind, key, value);
+            }
+        }
+        Ok(())
+    }
+}
+
 fn replay_batches(
     db: &DbInner,
     wals: &[u64],
@@ -299,16 +349,6 @@ fn replay_batches(
     wal_replay::replay(db.fs.as_ref(), &db.dir, wals, log_number, mode, apply)
 }
 
-/// Adds one replayed batch's records to `mem`.
-fn add_to_memtable(mem: &MemTable, wal: u64, batch: &DecodedBatch<'_>) -> Result<()> {
-    for (seq, rec) in (batch.first_seq..).zip(batch.records()) {
-        let (kind, key, value) = rec.map_err(|e| wal_replay::wal_error(wal, e))?;
-        mem.add(seq, kind, key, value);
-    }
-    Ok(())
-}
-
-/// Checks that `path` is (or can become) a database directory.
 fn prepare_directory(fs: &dyn FileSystem, path: &Path, opts: &Options) -> Result<()> {
     match fs.is_dir(path)? {
         Some(true) => Ok(()),
@@ -357,10 +397,13 @@ fn load_or_create(fs: &dyn FileSystem, path: &Path, opts: &Options) -> Result<Re
 
 /// Every table and blob file the MANIFEST lists must exist with the recorded size.
 fn check_listed_files(fs: &dyn FileSystem, path: &Path, versions: &VersionSet) -> Result<()> {
-    let v = versions.current();
-    let tables = v.files.iter().flatten().map(|f| (filenames::table(path, f.number), f.file_size));
-    let blobs = v.blob_files.values().map(|b| (filenames::blob(path, b.meta.number), b.meta.file_size));
-    for (file, size) in tables.chain(blobs) {
+    let mut listed = Vec::new();
+    for v in versions.families().values().map(|f| &f.current) {
+        listed.extend(v.files.iter().flatten().map(|f| (filenames::table(path, f.number), f.file_size)));
+        listed
+            .extend(v.blob_files.values().map(|b| (filenames::blob(path, b.meta.number), b.meta.file_size)));
+    }
+    for (file, size) in listed {
         match fs.file_size(&file) {
             Ok(actual) if actual == size => {}
             Ok(actual) => {
@@ -394,31 +437,48 @@ fn wals_to_replay(fs: &dyn FileSystem, path: &Path, versions: &mut VersionSet) -
 
 /// Replays `wals` into memtables, flushing each to L0, then records that they are obsolete.
 fn replay_wals(db: &Arc<DbInner>, wals: &[u64], new_wal: u64) -> Result<Replayed> {
-    let mut mem = Arc::new(MemTable::new());
-    let mut edit = VersionEdit::default();
+    let mut target = ReplayTarget::new(db);
+    let mut edits: BTreeMap<u32, VersionEdit> = BTreeMap::new();
     let replayed = replay_batches(db, wals, |number, batch| {
-        add_to_memtable(&mem, number, batch)?;
-        if mem.approximate_memory_usage() >= db.opts.write_buffer_size {
-            flush_recovered(db, &mem, &mut edit)?;
-            mem = Arc::new(MemTable::new());
+        target.add(number, batch)?;
+        for (family, mems) in &mut target.mems {
+            if mems[0].approximate_memory_usage() >= family.opts.write_buffer_size {
+                flush_recovered(db, family, &mems[0], edits.entry(family.id).or_default())?;
+                mems[0] = Arc::new(MemTable::new());
+            }
         }
         Ok(())
     })?;
-    if !mem.is_empty() {
-        flush_recovered(db, &mem, &mut edit)?;
+    for (family, mems) in &target.mems {
+        if !mems[0].is_empty() {
+            flush_recovered(db, family, &mems[0], edits.entry(family.id).or_default())?;
+        }
     }
     let max_seq = db.last_sequence.load(Ordering::Relaxed).max(replayed.max_seq);
     db.last_sequence.store(max_seq, Ordering::Release);
-    edit.log_number = Some(new_wal);
-    edit.last_sequence = Some(max_seq);
-    let version = db.versions.lock().log_and_apply(edit)?;
-    let sv = db.super_version.load();
-    db.super_version.store(Arc::new(SuperVersion { mem: Arc::clone(&sv.mem), imm: Vec::new(), version }));
+    // Everything replayed is in tables now: no family needs a WAL before the new one.
+    let mut group = Vec::new();
+    for (family, _) in &target.mems {
+        let mut edit = edits.remove(&family.id).unwrap_or_default();
+        edit.column_family = family.id;
+        edit.log_number = Some(new_wal);
+        edit.last_sequence = Some(max_seq);
+        group.push(edit);
+    }
+    let versions = db.versions.lock().log_and_apply_group(group)?;
+    for ((family, _), version) in target.mems.iter().zip(versions) {
+        let sv = family.super_version.load();
+        family.super_version.store(Arc::new(SuperVersion {
+            mem: Arc::clone(&sv.mem),
+            imm: Vec::new(),
+            version,
+        }));
+    }
     db.iter_pool.clear();
     Ok(replayed)
 }
 
-fn flush_recovered(db: &DbInner, mem: &Arc<MemTable>, edit: &mut VersionEdit) -> Result<()> {
+fn flush_recovered(db: &DbInner, family: &Family, mem: &Arc<MemTable>, edit: &mut VersionEdit) -> Result<()> {
     let spec = OutputSpec {
         level: 0,
         max_file_size: u64::MAX,
@@ -426,17 +486,17 @@ fn flush_recovered(db: &DbInner, mem: &Arc<MemTable>, edit: &mut VersionEdit) ->
         snapshots: Vec::new(),
         relocate_blob_files: HashSet::new(),
     };
-    let out = job::run(db, &mut mem.iter(), &spec)?;
+    let new_file_number = || db.versions.lock().new_file_number();
+    let out = job::run(&db.job_env(family, &new_file_number), &mut mem.iter(), &spec)?;
     edit.new_files.extend(out.tables.into_iter().map(|t| (0, t)));
     edit.new_blob_files.extend(out.blob_files);
     db.stats.flush_bytes.fetch_add(out.bytes_written, Ordering::Relaxed);
     Ok(())
 }
 
-/// Records the options of this open in a new `OPTIONS-NNNNNN` and removes the older ones.
-fn write_options_file(db: &DbInner) -> Result<()> {
+pub(crate) fn write_options_file(db: &DbInner) -> Result<()> {
     let number = db.versions.lock().new_file_number();
-    let text = super::options_file::render(&db.opts);
+    let text = db.render_options();
     db.fs.write_atomic(&db.dir, &filenames::options_name(number), text.as_bytes())?;
     for name in db.fs.list_dir(&db.dir)? {
         if matches!(filenames::parse(&name), Some((FileKind::Options, n)) if n < number) {

@@ -159,7 +159,7 @@ fn prom_histogram(s: &mut String, name: &str, help: &str, h: &HistogramSnapshot)
 impl DbInner {
     pub(crate) fn property(&self, name: &str) -> Option<String> {
         let name = name.strip_prefix("strata.").or_else(|| name.strip_prefix("rocksdb."))?;
-        let v = self.super_version.load().version.clone();
+        let v = self.default.super_version.load().version.clone();
         if let Some(level) = name.strip_prefix("num-files-at-level") {
             let level: usize = level.parse().ok().filter(|&l| l < NUM_LEVELS)?;
             return Some(v.level_files(level).to_string());
@@ -171,7 +171,7 @@ impl DbInner {
                 Some(picker::pending_compaction_bytes(&v, &self.opts).to_string())
             }
             "block-cache-usage" => Some(self.table_cache.block_cache().map_or(0, |c| c.usage()).to_string()),
-            "num-immutable-mem-table" => Some((self.memtable_budget.memtables() - 1).to_string()),
+            "num-immutable-mem-table" => Some((self.default.memtable_budget.memtables() - 1).to_string()),
             "memtable-borrowed-bytes" => {
                 Some(self.table_cache.block_cache().map_or(0, |c| c.reserved()).to_string())
             }
@@ -272,7 +272,7 @@ impl DbInner {
             let _ = writeln!(s, "{name}{{reason=\"{reason}\"}} {}", get(c) as f64 / 1e6);
         }
 
-        let v = self.super_version.load().version.clone();
+        let v = self.default.super_version.load().version.clone();
         let name = "strata_level_files";
         prom_header(&mut s, name, "gauge", "SST files per level.");
         for level in 0..NUM_LEVELS {
@@ -334,7 +334,7 @@ impl DbInner {
     }
 
     fn level_stats_text(&self) -> String {
-        let v = self.super_version.load().version.clone();
+        let v = self.default.super_version.load().version.clone();
         let (targets, base) = picker::level_targets(&v, &self.opts);
         let mut s = String::from("Level Files Size(MB) Target(MB)\n--------------------------------\n");
         for level in 0..NUM_LEVELS {

@@ -6,8 +6,10 @@
 
 use std::sync::atomic::Ordering;
 
+use super::family::Family;
 use super::{DbInner, SuperVersion};
 use crate::blob::{BlobPointer, BlobWalk};
+use crate::compaction::job::{BlobSource, JobEnv};
 use crate::error::{Error, Result};
 use crate::key::{self, SeqNo, ValueKind};
 use crate::options::{ReadOptions, NUM_LEVELS};
@@ -67,18 +69,28 @@ impl<'k> Lookup<'k> {
 }
 
 impl DbInner {
-    pub(crate) fn get(&self, opts: &ReadOptions, user_key: &[u8]) -> Result<Option<Vec<u8>>> {
+    pub(crate) fn get(
+        &self,
+        family: &Family,
+        opts: &ReadOptions,
+        user_key: &[u8],
+    ) -> Result<Option<Vec<u8>>> {
         let seq = self.read_sequence(opts);
-        let sv = self.super_version.load();
-        self.get_in(&sv, seq, user_key, opts.fill_cache)
+        let sv = family.super_version.load();
+        self.get_in(family, &sv, seq, user_key, opts.fill_cache)
     }
 
     /// Point reads of `keys`, all at one sequence number and one super version: a consistent
     /// view across the keys, as if read under one snapshot, for one load of the shared state.
-    pub(crate) fn multi_get(&self, opts: &ReadOptions, keys: &[&[u8]]) -> Vec<Result<Option<Vec<u8>>>> {
+    pub(crate) fn multi_get(
+        &self,
+        family: &Family,
+        opts: &ReadOptions,
+        keys: &[&[u8]],
+    ) -> Vec<Result<Option<Vec<u8>>>> {
         let seq = self.read_sequence(opts);
-        let sv = self.super_version.load();
-        keys.iter().map(|k| self.get_in(&sv, seq, k, opts.fill_cache)).collect()
+        let sv = family.super_version.load();
+        keys.iter().map(|k| self.get_in(family, &sv, seq, k, opts.fill_cache)).collect()
     }
 
     fn read_sequence(&self, opts: &ReadOptions) -> SeqNo {
@@ -90,6 +102,7 @@ impl DbInner {
 
     fn get_in(
         &self,
+        family: &Family,
         sv: &SuperVersion,
         seq: SeqNo,
         user_key: &[u8],
@@ -111,7 +124,7 @@ impl DbInner {
         }
         lookup.take_error()?;
         self.stats.gets.fetch_add(1, Ordering::Relaxed);
-        self.resolve(user_key, lookup)
+        self.resolve(family, user_key, lookup)
     }
 
     fn get_from_files(
@@ -144,7 +157,7 @@ impl DbInner {
     }
 
     /// Turns a finished lookup into the user's value: reads a blob, folds merge operands.
-    fn resolve(&self, user_key: &[u8], lookup: Lookup<'_>) -> Result<Option<Vec<u8>>> {
+    fn resolve(&self, family: &Family, user_key: &[u8], lookup: Lookup<'_>) -> Result<Option<Vec<u8>>> {
         let base = match lookup.base {
             Some(Base::Value(v)) => Some(v),
             Some(Base::Blob(ptr)) => Some(self.read_blob(user_key, &ptr)?),
@@ -153,7 +166,24 @@ impl DbInner {
         if lookup.operands.is_empty() {
             return Ok(base);
         }
-        self.full_merge(user_key, base.as_deref(), lookup.operands.iter().rev().map(Vec::as_slice)).map(Some)
+        self.full_merge(family, user_key, base.as_deref(), lookup.operands.iter().rev().map(Vec::as_slice))
+            .map(Some)
+    }
+
+    /// What a flush or compaction job of `family` may use (`compaction::job`).
+    pub(crate) fn job_env<'a>(
+        &'a self,
+        family: &'a Family,
+        new_file_number: &'a dyn Fn() -> u64,
+    ) -> JobEnv<'a> {
+        JobEnv {
+            fs: self.fs.as_ref(),
+            dir: &self.dir,
+            opts: &family.opts,
+            new_file_number,
+            blobs: self,
+            cancel: &self.closing,
+        }
     }
 
     /// Reads the value an encoded blob pointer refers to.
@@ -184,16 +214,23 @@ impl DbInner {
     /// Applies merge operands (oldest first) to `base` with the configured operator.
     pub(crate) fn full_merge<'a>(
         &self,
+        family: &Family,
         user_key: &[u8],
         base: Option<&[u8]>,
         operands_oldest_first: impl Iterator<Item = &'a [u8]>,
     ) -> Result<Vec<u8>> {
         let op =
-            self.opts.merge_operator.as_ref().ok_or_else(|| {
+            family.opts.merge_operator.as_ref().ok_or_else(|| {
                 Error::Merge("merge operands found but no merge operator is configured".into())
             })?;
         let operands: Vec<&[u8]> = operands_oldest_first.collect();
         op.full_merge(user_key, base, &operands)
             .ok_or_else(|| Error::Merge(format!("operator {} failed on key {:?}", op.name(), user_key)))
+    }
+}
+
+impl BlobSource for DbInner {
+    fn read_blob(&self, user_key: &[u8], encoded: &[u8], walk: Option<&mut BlobWalk>) -> Result<Vec<u8>> {
+        self.read_blob_walking(user_key, encoded, walk)
     }
 }

@@ -27,6 +27,7 @@ use crate::key::{self, ValueKind};
 use crate::memtable::MemTable;
 use crate::options::{Options, NUM_LEVELS};
 use crate::sst::Table;
+use crate::version::edit::DEFAULT_FAMILY;
 use crate::version::edit::{BlobFileMeta, FileMeta, VersionEdit};
 use crate::version::set::{VersionSet, COMPARATOR_NAME};
 use crate::version::version::Version;
@@ -126,6 +127,16 @@ struct TableInfo {
     level: u32,
 }
 
+/// Repair cannot tell which family a table belongs to, so it does not rebuild a database that
+/// has column families rather than put every family's keys into the default one.
+fn families_unsupported() -> Error {
+    Error::InvalidArgument(
+        "repair of a database with column families is not supported: its tables do not record \
+         their family"
+            .into(),
+    )
+}
+
 pub(crate) fn repair(path: &Path, opts: Options) -> Result<RepairReport> {
     opts.validate()?;
     let fs = Arc::clone(&opts.fs);
@@ -133,14 +144,16 @@ pub(crate) fn repair(path: &Path, opts: Options) -> Result<RepairReport> {
     let lock = fs.lock(&path.join(filenames::LOCK))?;
     let mut r = Repair::new(path, fs);
     let found = r.list()?;
-    r.read_old_manifests(&found.manifests);
+    if r.read_old_manifests(&found.manifests) {
+        return Err(families_unsupported());
+    }
     for &n in &found.tables {
         r.add_table(n)?;
     }
     for &n in &found.blob_files {
         r.add_blob_file(n)?;
     }
-    let db = r.internal_db(opts, lock);
+    let db = r.internal_db(opts, lock)?;
     r.salvage_wals(&db, &found.wals)?;
     r.resolve_overlaps(&db)?;
     let garbage = r.settle_blob_files()?;
@@ -230,20 +243,26 @@ impl Repair {
     }
 
     /// Takes the file-number and sequence counters from whatever records of the old MANIFESTs
-    /// still read, so no number they handed out is handed out again.
-    fn read_old_manifests(&mut self, numbers: &BTreeSet<u64>) {
+    /// still read, so no number they handed out is handed out again. Returns whether any
+    /// record names a column family other than the default one.
+    fn read_old_manifests(&mut self, numbers: &BTreeSet<u64>) -> bool {
+        let mut families = false;
         for &n in numbers {
             let path = self.dir.join(filenames::manifest_name(n));
             let Ok(file) = self.fs.open_sequential(&path) else { continue };
             let mut reader = LogReader::new(file, true);
             while let Ok(Some(record)) = reader.read_record() {
-                let Ok(edit) = VersionEdit::decode(&record) else { continue };
-                if let Some(next) = edit.next_file_number {
-                    self.max_file_number = self.max_file_number.max(next.saturating_sub(1));
+                let Ok(edits) = VersionEdit::decode_group(&record) else { continue };
+                for edit in edits {
+                    families |= edit.column_family != DEFAULT_FAMILY;
+                    if let Some(next) = edit.next_file_number {
+                        self.max_file_number = self.max_file_number.max(next.saturating_sub(1));
+                    }
+                    self.max_sequence = self.max_sequence.max(edit.last_sequence.unwrap_or(0));
                 }
-                self.max_sequence = self.max_sequence.max(edit.last_sequence.unwrap_or(0));
             }
         }
+        families
     }
 
     /// Reads table `number` whole; keeps it, or moves it to `lost/` when any of it is unreadable.
@@ -288,11 +307,11 @@ impl Repair {
     /// The handle the flush and compaction machinery writes through: options as given but
     /// without a merge operator (operands are kept as they are, never folded, so no blob value
     /// is read), and file numbers above every number seen.
-    fn internal_db(&self, opts: Options, lock: Box<dyn FileLock>) -> DbInner {
+    fn internal_db(&self, opts: Options, lock: Box<dyn FileLock>) -> Result<DbInner> {
         let opts = Options { merge_operator: None, ..opts };
         let versions = VersionSet::detached(&self.dir, Arc::clone(&self.fs), self.max_file_number + 1);
         let wal = LogWriter::new(Box::new(super::open::ReadOnlyFile));
-        super::open::build_inner(&self.dir, opts, versions, wal, 0, lock, true)
+        super::open::build_inner(&self.dir, opts, &Vec::new(), versions, wal, 0, lock, true)
     }
 
     /// Moves `name` into `lost/` under a name not yet taken there.
@@ -390,7 +409,10 @@ impl Repair {
             self.flush(db, mem)?;
             *mem = Arc::new(MemTable::new());
         }
-        for (seq, (kind, k, v)) in (first_seq..).zip(records) {
+        if records.iter().any(|r| r.0 != DEFAULT_FAMILY) {
+            return Err(families_unsupported());
+        }
+        for (seq, (_, kind, k, v)) in (first_seq..).zip(records) {
             mem.add(seq, kind, k, v);
         }
         self.report.wal_records_salvaged += 1;
@@ -410,7 +432,8 @@ impl Repair {
             snapshots: Vec::new(),
             relocate_blob_files: Default::default(),
         };
-        let out = job::run(db, &mut mem.iter(), &spec)?;
+        let new_file_number = || db.versions.lock().new_file_number();
+        let out = job::run(&db.job_env(&db.default, &new_file_number), &mut mem.iter(), &spec)?;
         for meta in out.blob_files {
             self.blob_files.insert(meta.number, meta);
         }
@@ -490,7 +513,9 @@ impl Repair {
             snapshots: Vec::new(),
             relocate_blob_files: Default::default(),
         };
-        let out = job::run(db, &mut MergingIterator::new(children), &spec)?;
+        let new_file_number = || db.versions.lock().new_file_number();
+        let out =
+            job::run(&db.job_env(&db.default, &new_file_number), &mut MergingIterator::new(children), &spec)?;
         for meta in out.blob_files {
             self.blob_files.insert(meta.number, meta);
         }

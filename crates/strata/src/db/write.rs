@@ -42,6 +42,7 @@ use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex, MutexGuard};
 
+use super::family::{Family, FamilyTable};
 use super::{DbInner, SuperVersion};
 use crate::batch::{WriteBatch, HEADER_LEN};
 use crate::db::filenames;
@@ -279,7 +280,6 @@ struct QueueState {
 pub(crate) struct LeaderState {
     pub wal: LogWriter,
     pub wal_number: u64,
-    pub mem: Arc<MemTable>,
     scratch: Vec<u8>,
     /// Seconds of delay owed by slowed-down writes; negative: overslept, credited (delay_write).
     delay_debt: f64,
@@ -303,11 +303,10 @@ pub(crate) struct LeaderState {
 }
 
 impl LeaderState {
-    pub fn new(wal: LogWriter, wal_number: u64, mem: Arc<MemTable>) -> Self {
+    pub fn new(wal: LogWriter, wal_number: u64) -> Self {
         Self {
             wal,
             wal_number,
-            mem,
             scratch: Vec::new(),
             delay_debt: 0.0,
             delay_unreported: Duration::ZERO,
@@ -389,7 +388,16 @@ impl DbInner {
     fn write_group<M: GroupMember>(&self, group: &[M]) -> Result<()> {
         let mut leader = self.leader.lock();
         let group_bytes: usize = group.iter().map(|w| w.batch().size_in_bytes()).sum();
-        self.make_room_for_write(&mut leader, group_bytes)?;
+        let with_families = group.iter().any(|w| w.batch().has_families());
+        // Loaded under the leader lock: families are created and dropped under it too.
+        let families = self.families.load();
+        if with_families {
+            for family in touched_families(&families, group) {
+                self.make_room_for_write(&mut leader, family, group_bytes)?;
+            }
+        } else {
+            self.make_room_for_write(&mut leader, &self.default, group_bytes)?;
+        }
         let first_seq = self.last_sequence.load(Ordering::Relaxed) + 1;
         let count: u64 = group.iter().map(|w| w.batch().len() as u64).sum();
         let leader = &mut *leader;
@@ -408,9 +416,15 @@ impl DbInner {
             }
             leader.wal_last_seq = first_seq + count - 1;
         }
-        let seq = insert_group(&leader.mem, group, first_seq, count)?;
+        let seq = if with_families {
+            insert_group_families(&families, group, first_seq)?
+        } else {
+            let mem = self.default.super_version.load();
+            let seq = insert_group(&mem.mem, group, first_seq, count)?;
+            self.default.slot_hint.publish(mem.mem.slot_hint());
+            seq
+        };
         self.last_sequence.store(seq - 1, Ordering::Release);
-        self.slot_hint.publish(leader.mem.slot_hint());
         self.stats.add_user_write(count, group_bytes as u64);
         Ok(())
     }
@@ -457,17 +471,17 @@ impl DbInner {
         self.sync_closed_wals()
     }
 
-    /// Waits or slows down until the mutable memtable has room, switching it when full.
-    fn make_room_for_write(&self, leader: &mut LeaderState, bytes: usize) -> Result<()> {
+    /// Waits or slows down until `family`'s mutable memtable has room, switching it when full.
+    fn make_room_for_write(&self, leader: &mut LeaderState, family: &Family, bytes: usize) -> Result<()> {
         let mut delayed = false;
         loop {
             if let Some(e) = self.background_error() {
                 return Err(e);
             }
-            let sv = self.super_version.load();
-            let usage = leader.mem.approximate_memory_usage();
-            let pressure = self.write_pressure(&sv);
-            let memtables = self.memtable_pressure(usage);
+            let sv = family.super_version.load();
+            let usage = sv.mem.approximate_memory_usage();
+            let pressure = write_pressure(&family.opts, &sv);
+            let memtables = memtable_pressure(family, usage);
             if !delayed && (in_slowdown(pressure) || in_slowdown(memtables)) {
                 let rate = self.delayed_write_rate(pressure, memtables);
                 let reason = self.stall_reason(&sv, false);
@@ -481,59 +495,36 @@ impl DbInner {
                 delayed = true;
                 continue;
             }
-            if usage < self.opts.write_buffer_size {
+            if usage < family.opts.write_buffer_size {
                 return Ok(());
             }
             // Counted before the switch, so that a flush finishing meanwhile cannot hand back a
             // borrowed slot the new memtable needs.
-            if pressure >= 1.0 || !self.memtable_budget.add_memtable(false) {
+            if pressure >= 1.0 || !family.memtable_budget.add_memtable(false) {
                 self.report_delay(leader);
-                self.stall_until_background_progress(&sv);
+                self.stall_until_background_progress(family, &sv);
                 continue;
             }
-            return self.switch_memtable(leader);
+            return self.switch_memtable(leader, family);
         }
     }
+}
 
-    /// 0 while switching the mutable memtable would leave writes room; once no slot is left for
-    /// another memtable (of the budget's own, or one the block cache could lend), rising from 0
-    /// to 1 as the mutable one fills from half to full. Writes then slow down instead of running
-    /// into a stop that lasts a whole flush (tens to hundreds of ms on two cores, where the
-    /// writer also takes CPU from that flush). RocksDB delays
-    /// writes at `max_write_buffer_number - 1` unflushed memtables for the same reason.
-    /// Measured, 30 s fillrandom of 800 B values, 3 alternating rounds (2026-11-23): without it
-    /// 355k ops/s median, slowest write 33-106 ms; ramping from empty 338k, 8-42 ms; ramping
-    /// from half full (this) 341k, 9-19 ms.
-    fn memtable_pressure(&self, usage: usize) -> f64 {
-        let fill = usage as f64 / self.opts.write_buffer_size as f64;
-        if fill < 0.5 || self.memtable_budget.has_room() {
-            return 0.0;
+/// The families `group`'s records go to, each once; a family dropped meanwhile is left out
+/// (its records are not applied, as RocksDB ignores writes to a dropped family).
+fn touched_families<'a, M: GroupMember>(families: &'a FamilyTable, group: &[M]) -> Vec<&'a Arc<Family>> {
+    let mut ids: Vec<u32> = Vec::new();
+    for w in group {
+        for rec in w.batch().records().flatten() {
+            if !ids.contains(&rec.0) {
+                ids.push(rec.0);
+            }
         }
-        ((fill - 0.5) * 2.0).clamp(f64::EPSILON, 1.0)
     }
+    ids.iter().filter_map(|id| families.get(*id)).collect()
+}
 
-    /// 0 below the slowdown thresholds, 1 at or above a stop threshold, linear in between.
-    fn write_pressure(&self, sv: &SuperVersion) -> f64 {
-        let o = &self.opts;
-        let l0 = sv.version.files[0].len();
-        let l0_pressure = if l0 < o.level0_slowdown_trigger {
-            0.0
-        } else {
-            let span = (o.level0_stop_trigger - o.level0_slowdown_trigger).max(1) as f64;
-            ((l0 - o.level0_slowdown_trigger) as f64 / span).max(f64::EPSILON)
-        };
-        let pending = sv
-            .version
-            .pending_compaction_bytes(|v| crate::compaction::picker::pending_compaction_bytes(v, o));
-        let pending_pressure = if pending < o.soft_pending_compaction_bytes {
-            0.0
-        } else {
-            let span = (o.hard_pending_compaction_bytes - o.soft_pending_compaction_bytes).max(1) as f64;
-            ((pending - o.soft_pending_compaction_bytes) as f64 / span).max(f64::EPSILON)
-        };
-        l0_pressure.max(pending_pressure).min(1.0)
-    }
-
+impl DbInner {
     /// Bytes per second writes may go at under the given pressures (each 0 when off): the
     /// lowest of the rates they allow, each starting from the rate the last flush drained a
     /// memtable at (at least `MAX_DELAYED_RATE`), so that crossing a slowdown threshold slows
@@ -590,16 +581,16 @@ impl DbInner {
         let waited = std::mem::take(&mut leader.delay_unreported);
         if !waited.is_zero() {
             self.stats.add_stall(waited, false);
-            let sv = self.super_version.load();
+            let sv = self.default.super_version.load();
             let reason = leader.delay_reason.unwrap_or_else(|| self.stall_reason(&sv, false));
             self.record_stall(&sv, reason, false, waited);
         }
     }
 
-    fn stall_until_background_progress(&self, seen: &SuperVersion) {
+    fn stall_until_background_progress(&self, family: &Family, seen: &SuperVersion) {
         let start = Instant::now();
         let mut bg = self.bg.lock();
-        let unchanged = std::ptr::eq(&**self.super_version.load(), seen);
+        let unchanged = std::ptr::eq(&**family.super_version.load(), seen);
         if unchanged && bg.error.is_none() && !bg.shutting_down {
             self.bg_cv.wait_for(&mut bg, Duration::from_millis(100));
         }
@@ -619,10 +610,10 @@ impl DbInner {
     /// of the old one's tail (a lost suffix, never a hole; docs/durability.md).
     ///
     /// The caller has counted the new memtable in `memtable_budget`; a failed switch uncounts it.
-    pub(crate) fn switch_memtable(&self, leader: &mut LeaderState) -> Result<()> {
-        let switched = self.switch_memtable_and_wal(leader, true);
+    pub(crate) fn switch_memtable(&self, leader: &mut LeaderState, family: &Family) -> Result<()> {
+        let switched = self.switch_wal(leader, true).map(|number| self.retire_memtable(family, number));
         if let Err(e) = &switched {
-            self.memtable_budget.remove_memtable();
+            family.memtable_budget.remove_memtable();
             leader.wal_failed = true;
             self.set_background_error(e, "creating a WAL");
         }
@@ -638,11 +629,14 @@ impl DbInner {
     /// the writes that reuse its sequence numbers. No write may go in until that flush is done
     /// (`resume` holds the leader lock throughout).
     pub(crate) fn abandon_wal(&self, leader: &mut LeaderState) -> Result<()> {
-        // Counted as a flush's switch is: taken even with every memtable slot in use.
-        self.memtable_budget.add_memtable(true);
-        if let Err(e) = self.switch_memtable_and_wal(leader, false) {
-            self.memtable_budget.remove_memtable();
-            return Err(e);
+        let number = self.switch_wal(leader, false)?;
+        for family in self.families.load().iter() {
+            // The default family's memtable is switched even when empty, as it always was.
+            if family.id == self.default.id || !family.super_version.load().mem.is_empty() {
+                // Counted as a flush's switch is: taken even with every memtable slot in use.
+                family.memtable_budget.add_memtable(true);
+                self.retire_memtable(family, number);
+            }
         }
         // The closed WALs' writes are in memtables the same flush covers, and one of them may
         // be the WAL whose fsync failed: none is synced again. (Left listed, one could be until
@@ -652,9 +646,9 @@ impl DbInner {
         Ok(())
     }
 
-    /// [`DbInner::switch_memtable`] without its error handling. With `keep_old_wal` a WAL with
-    /// unsynced records goes to `closed_wals`, to be synced later; without, it is just closed.
-    fn switch_memtable_and_wal(&self, leader: &mut LeaderState, keep_old_wal: bool) -> Result<()> {
+    /// Starts a new WAL and returns its number. With `keep_old_wal` a WAL with unsynced
+    /// records goes to `closed_wals`, to be synced later; without, it is just closed.
+    fn switch_wal(&self, leader: &mut LeaderState, keep_old_wal: bool) -> Result<u64> {
         // The newest WAL that may have lost records in a power loss: this one, or (if it holds
         // no unsynced batch, e.g. only unlogged writes filled its memtable) an older one.
         let (unsynced_wal, unsynced_last_seq) = if leader.wal_unsynced {
@@ -671,11 +665,6 @@ impl DbInner {
         };
         let number = self.versions.lock().new_file_number();
         let wal = self.create_wal(number, &header)?;
-        // Sized for as many keys as the full one held: workloads are steady, and a growing
-        // index would pause the writer to rehash.
-        let expected_keys = leader.mem.distinct_keys();
-        let old_mem =
-            std::mem::replace(&mut leader.mem, Arc::new(MemTable::with_expected_keys(expected_keys)));
         let old_wal = std::mem::replace(&mut leader.wal, wal);
         if leader.wal_unsynced && keep_old_wal {
             let closed = ClosedWal { number: leader.wal_number, last_seq: leader.wal_last_seq, wal: old_wal };
@@ -685,21 +674,34 @@ impl DbInner {
         leader.wal_unsynced = false;
         leader.wal_last_seq = 0;
         leader.wal_dir_synced = false;
+        self.current_wal.store(number, Ordering::Release);
+        Ok(number)
+    }
+
+    /// Turns `family`'s mutable memtable into an immutable one waiting for flush, whose writes
+    /// are all in WALs before `next_log`, and schedules the flush. Under the leader lock.
+    fn retire_memtable(&self, family: &Family, next_log: u64) {
         let mut bg = self.bg.lock();
-        bg.imm_queue.push_back(super::background::ImmEntry { mem: Arc::clone(&old_mem), next_log: number });
-        let sv = self.super_version.load();
+        let sv = family.super_version.load();
+        // Sized for as many keys as the full one held: workloads are steady, and a growing
+        // index would pause the writer to rehash.
+        let mem = Arc::new(MemTable::with_expected_keys(sv.mem.distinct_keys()));
+        let old_mem = Arc::clone(&sv.mem);
+        let entry_family = self.families.load().get(family.id).cloned();
+        if let Some(f) = entry_family {
+            bg.imm_queue.push_back(super::background::ImmEntry {
+                family: f,
+                mem: Arc::clone(&old_mem),
+                next_log,
+            });
+        }
         let mut imm = Vec::with_capacity(sv.imm.len() + 1);
         imm.push(old_mem);
         imm.extend(sv.imm.iter().cloned());
-        self.super_version.store(Arc::new(SuperVersion {
-            mem: Arc::clone(&leader.mem),
-            imm,
-            version: Arc::clone(&sv.version),
-        }));
+        family.super_version.store(Arc::new(SuperVersion { mem, imm, version: Arc::clone(&sv.version) }));
         self.bg_cv.notify_all();
         drop(bg);
         self.iter_pool.clear();
-        Ok(())
     }
 
     /// After a failed WAL append or sync: starts a successor WAL whose header records the last
@@ -755,7 +757,7 @@ impl DbInner {
 
     /// Syncs the WALs closed with unsynced records, oldest first. One that fails stays listed;
     /// the caller puts the database into the error state, so it is never synced again.
-    fn sync_closed_wals(&self) -> Result<()> {
+    pub(crate) fn sync_closed_wals(&self) -> Result<()> {
         let mut closed = self.closed_wals.lock();
         while let Some(oldest) = closed.first_mut() {
             oldest.wal.sync()?;
@@ -795,6 +797,43 @@ impl DbInner {
     }
 }
 
+/// 0 while switching the mutable memtable would leave writes room; once no slot is left for
+/// another memtable (of the budget's own, or one the block cache could lend), rising from 0
+/// to 1 as the mutable one fills from half to full. Writes then slow down instead of running
+/// into a stop that lasts a whole flush (tens to hundreds of ms on two cores, where the
+/// writer also takes CPU from that flush). RocksDB delays
+/// writes at `max_write_buffer_number - 1` unflushed memtables for the same reason.
+/// Measured, 30 s fillrandom of 800 B values, 3 alternating rounds (2026-11-23): without it
+/// 355k ops/s median, slowest write 33-106 ms; ramping from empty 338k, 8-42 ms; ramping
+/// from half full (this) 341k, 9-19 ms.
+fn memtable_pressure(family: &Family, usage: usize) -> f64 {
+    let fill = usage as f64 / family.opts.write_buffer_size as f64;
+    if fill < 0.5 || family.memtable_budget.has_room() {
+        return 0.0;
+    }
+    ((fill - 0.5) * 2.0).clamp(f64::EPSILON, 1.0)
+}
+
+/// 0 below the slowdown thresholds, 1 at or above a stop threshold, linear in between.
+fn write_pressure(o: &crate::options::Options, sv: &SuperVersion) -> f64 {
+    let l0 = sv.version.files[0].len();
+    let l0_pressure = if l0 < o.level0_slowdown_trigger {
+        0.0
+    } else {
+        let span = (o.level0_stop_trigger - o.level0_slowdown_trigger).max(1) as f64;
+        ((l0 - o.level0_slowdown_trigger) as f64 / span).max(f64::EPSILON)
+    };
+    let pending =
+        sv.version.pending_compaction_bytes(|v| crate::compaction::picker::pending_compaction_bytes(v, o));
+    let pending_pressure = if pending < o.soft_pending_compaction_bytes {
+        0.0
+    } else {
+        let span = (o.hard_pending_compaction_bytes - o.soft_pending_compaction_bytes).max(1) as f64;
+        ((pending - o.soft_pending_compaction_bytes) as f64 / span).max(f64::EPSILON)
+    };
+    l0_pressure.max(pending_pressure).min(1.0)
+}
+
 /// [`DbInner::delayed_write_rate`] for a last flush that drained `flush_rate` bytes per second.
 fn delayed_rate(flush_rate: f64, pressure: f64, memtables: f64) -> f64 {
     let shrink = |full_rate: f64, p: f64| full_rate * (1.0 - p) + MIN_DELAYED_RATE;
@@ -828,7 +867,7 @@ fn insert_group<M: GroupMember>(mem: &MemTable, group: &[M], first_seq: u64, cou
     let mut ahead = (count > 1).then(|| group.iter().flat_map(|w| w.batch().records()));
     let mut prefetch_next = || {
         // The hint is read again for every prefetch: a big batch may grow the index midway.
-        if let Some(Ok((_, key, _))) = ahead.as_mut().and_then(Iterator::next) {
+        if let Some(Ok((_, _, key, _))) = ahead.as_mut().and_then(Iterator::next) {
             mem.slot_hint().prefetch(key);
         }
     };
@@ -837,9 +876,37 @@ fn insert_group<M: GroupMember>(mem: &MemTable, group: &[M], first_seq: u64, cou
     }
     for rec in group.iter().flat_map(|w| w.batch().records()) {
         prefetch_next();
-        let (kind, key, value) = rec?;
+        let (_, kind, key, value) = rec?;
         mem.add(seq, kind, key, value);
         seq += 1;
+    }
+    Ok(seq)
+}
+
+/// Adds every record of a group that names column families to its family's memtable,
+/// numbered from `first_seq`; returns the sequence number after the last. A record of a family
+/// no longer in `families` (dropped meanwhile) takes its sequence number and is not applied.
+fn insert_group_families<M: GroupMember>(families: &FamilyTable, group: &[M], first_seq: u64) -> Result<u64> {
+    let mut seq = first_seq;
+    let mut mems: Vec<(u32, Option<arc_swap::Guard<Arc<SuperVersion>>>)> = Vec::new();
+    for rec in group.iter().flat_map(|w| w.batch().records()) {
+        let (id, kind, key, value) = rec?;
+        let at = match mems.iter().position(|(i, _)| *i == id) {
+            Some(at) => at,
+            None => {
+                mems.push((id, families.get(id).map(|f| f.super_version.load())));
+                mems.len() - 1
+            }
+        };
+        if let Some(sv) = &mems[at].1 {
+            sv.mem.add(seq, kind, key, value);
+        }
+        seq += 1;
+    }
+    for (id, sv) in &mems {
+        if let (Some(f), Some(sv)) = (families.get(*id), sv) {
+            f.slot_hint.publish(sv.mem.slot_hint());
+        }
     }
     Ok(seq)
 }

@@ -20,7 +20,15 @@ mod tag {
     pub const NEW_BLOB_FILE: u64 = 8;
     pub const BLOB_GARBAGE: u64 = 9;
     pub const DELETED_BLOB_FILE: u64 = 10;
+    pub const COLUMN_FAMILY: u64 = 11;
+    pub const ADD_COLUMN_FAMILY: u64 = 12;
+    pub const DROP_COLUMN_FAMILY: u64 = 13;
+    pub const MAX_COLUMN_FAMILY: u64 = 14;
 }
+
+/// The id of the default column family, the only one a database written before column
+/// families has; its edits carry no `COLUMN_FAMILY` tag.
+pub const DEFAULT_FAMILY: u32 = 0;
 
 /// An SST file as the MANIFEST records it.
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
@@ -56,12 +64,21 @@ pub struct BlobFileMeta {
     pub total_bytes: u64,
 }
 
-/// One MANIFEST record: the changes from one version to the next.
+/// The changes from one version of a column family's file set to the next. A MANIFEST record
+/// holds one or more edits ([`VersionEdit::encode_group`]), applied together.
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
 pub struct VersionEdit {
+    /// The column family the file changes and the log number apply to.
+    pub column_family: u32,
+    /// Creates `column_family` with this name.
+    pub add_column_family: Option<String>,
+    /// Drops `column_family`: its files become obsolete.
+    pub drop_column_family: bool,
+    /// The largest column family id ever handed out (ids are never reused).
+    pub max_column_family: Option<u32>,
     /// Name of the comparator the database was created with.
     pub comparator: Option<String>,
-    /// WAL files with a smaller number are obsolete.
+    /// WAL files with a smaller number hold nothing of `column_family` that is not in a table.
     pub log_number: Option<u64>,
     /// The next file number to hand out.
     pub next_file_number: Option<u64>,
@@ -85,52 +102,106 @@ impl VersionEdit {
     /// Serializes the edit; fields appear in a fixed order, each preceded by its tag.
     pub fn encode(&self) -> Vec<u8> {
         let mut dst = Vec::with_capacity(64 + 64 * self.new_files.len());
-        if let Some(name) = &self.comparator {
-            coding::put_varint(&mut dst, tag::COMPARATOR);
-            coding::put_length_prefixed(&mut dst, name.as_bytes());
-        }
-        put_opt(&mut dst, tag::LOG_NUMBER, self.log_number);
-        put_opt(&mut dst, tag::NEXT_FILE_NUMBER, self.next_file_number);
-        put_opt(&mut dst, tag::LAST_SEQUENCE, self.last_sequence);
-        for (level, key) in &self.compact_cursors {
-            put_varints(&mut dst, &[tag::COMPACT_CURSOR, u64::from(*level)]);
-            coding::put_length_prefixed(&mut dst, key);
-        }
-        for &(level, number) in &self.deleted_files {
-            put_varints(&mut dst, &[tag::DELETED_FILE, u64::from(level), number]);
-        }
-        for (level, f) in &self.new_files {
-            encode_new_file(&mut dst, *level, f);
-        }
-        for b in &self.new_blob_files {
-            put_varints(&mut dst, &[tag::NEW_BLOB_FILE, b.number, b.file_size, b.total_count, b.total_bytes]);
-        }
-        for &(number, count, bytes) in &self.blob_garbage {
-            put_varints(&mut dst, &[tag::BLOB_GARBAGE, number, count, bytes]);
-        }
-        for &number in &self.deleted_blob_files {
-            put_varints(&mut dst, &[tag::DELETED_BLOB_FILE, number]);
+        self.encode_to(&mut dst, false);
+        dst
+    }
+
+    /// Serializes several edits as one record, applied together (`decode_group` reads it).
+    pub fn encode_group(edits: &[VersionEdit]) -> Vec<u8> {
+        let mut dst = Vec::new();
+        for (i, e) in edits.iter().enumerate() {
+            e.encode_to(&mut dst, i > 0);
         }
         dst
+    }
+
+    /// Appends the edit's fields. Every edit but a leading one of the default family starts
+    /// with its `COLUMN_FAMILY` tag: that tag is what separates the edits of a group, and a
+    /// default-family edit alone encodes exactly as before column families existed.
+    fn encode_to(&self, dst: &mut Vec<u8>, in_group: bool) {
+        let dst = &mut *dst;
+        if in_group || self.column_family != DEFAULT_FAMILY {
+            put_varints(dst, &[tag::COLUMN_FAMILY, u64::from(self.column_family)]);
+        }
+        if let Some(name) = &self.add_column_family {
+            coding::put_varint(dst, tag::ADD_COLUMN_FAMILY);
+            coding::put_length_prefixed(dst, name.as_bytes());
+        }
+        if self.drop_column_family {
+            coding::put_varint(dst, tag::DROP_COLUMN_FAMILY);
+        }
+        if let Some(max) = self.max_column_family {
+            put_varints(dst, &[tag::MAX_COLUMN_FAMILY, u64::from(max)]);
+        }
+        if let Some(name) = &self.comparator {
+            coding::put_varint(dst, tag::COMPARATOR);
+            coding::put_length_prefixed(dst, name.as_bytes());
+        }
+        put_opt(dst, tag::LOG_NUMBER, self.log_number);
+        put_opt(dst, tag::NEXT_FILE_NUMBER, self.next_file_number);
+        put_opt(dst, tag::LAST_SEQUENCE, self.last_sequence);
+        for (level, key) in &self.compact_cursors {
+            put_varints(dst, &[tag::COMPACT_CURSOR, u64::from(*level)]);
+            coding::put_length_prefixed(dst, key);
+        }
+        for &(level, number) in &self.deleted_files {
+            put_varints(dst, &[tag::DELETED_FILE, u64::from(level), number]);
+        }
+        for (level, f) in &self.new_files {
+            encode_new_file(dst, *level, f);
+        }
+        for b in &self.new_blob_files {
+            put_varints(dst, &[tag::NEW_BLOB_FILE, b.number, b.file_size, b.total_count, b.total_bytes]);
+        }
+        for &(number, count, bytes) in &self.blob_garbage {
+            put_varints(dst, &[tag::BLOB_GARBAGE, number, count, bytes]);
+        }
+        for &number in &self.deleted_blob_files {
+            put_varints(dst, &[tag::DELETED_BLOB_FILE, number]);
+        }
     }
 
     /// Parses an edit. Malformed input, an unknown tag, a level out of range or a key too short
     /// to be an internal key is `Error::Corruption`.
     pub fn decode(src: &[u8]) -> Result<VersionEdit> {
-        let mut edit = VersionEdit::default();
+        let mut edits = Self::decode_group(src)?;
+        match edits.len() {
+            1 => Ok(edits.remove(0)),
+            n => Err(bad(0, &format!("record holds {n} edits where one was expected"))),
+        }
+    }
+
+    /// Parses a record of one or more edits ([`VersionEdit::encode_group`]): a `COLUMN_FAMILY`
+    /// tag after the first field starts the next edit. Errors as [`VersionEdit::decode`].
+    pub fn decode_group(src: &[u8]) -> Result<Vec<VersionEdit>> {
+        let mut edits = vec![VersionEdit::default()];
         let mut r = Reader::new(src);
+        let mut first_field = true;
         while !r.is_empty() {
             let at = src.len() - r.remaining().len();
             let t = r.varint().ok_or_else(|| bad(at, "truncated tag"))?;
+            if t == tag::COLUMN_FAMILY && !first_field {
+                edits.push(VersionEdit::default());
+            }
+            first_field = false;
+            let edit = edits.last_mut().ok_or_else(|| bad(at, "no edit"))?;
             edit.decode_field(t, &mut r).map_err(|what| bad(at, &what))?;
         }
-        Ok(edit)
+        Ok(edits)
     }
 
     /// Decodes the field of tag `t`; a repeated single-valued field keeps the last value.
     fn decode_field(&mut self, t: u64, r: &mut Reader<'_>) -> std::result::Result<(), String> {
         let short = |field: &str| format!("truncated {field}");
         match t {
+            tag::COLUMN_FAMILY => self.column_family = family_id(r)?,
+            tag::ADD_COLUMN_FAMILY => {
+                let name = r.length_prefixed().ok_or_else(|| short("column family name"))?;
+                let name = std::str::from_utf8(name).map_err(|_| "column family name is not UTF-8")?;
+                self.add_column_family = Some(name.to_owned());
+            }
+            tag::DROP_COLUMN_FAMILY => self.drop_column_family = true,
+            tag::MAX_COLUMN_FAMILY => self.max_column_family = Some(family_id(r)?),
             tag::COMPARATOR => {
                 let name = r.length_prefixed().ok_or_else(|| short("comparator name"))?;
                 let name = std::str::from_utf8(name).map_err(|_| "comparator name is not UTF-8")?;
@@ -202,6 +273,10 @@ fn varints<const N: usize>(r: &mut Reader<'_>) -> Option<[u64; N]> {
     Some(out)
 }
 
+fn family_id(r: &mut Reader<'_>) -> std::result::Result<u32, String> {
+    r.varint32().ok_or_else(|| "truncated or oversized column family id".to_string())
+}
+
 fn level(r: &mut Reader<'_>) -> std::result::Result<u32, String> {
     let level = r.varint32().ok_or("truncated or oversized level")?;
     if level as usize >= NUM_LEVELS {
@@ -253,6 +328,10 @@ mod tests {
 
     fn sample() -> VersionEdit {
         VersionEdit {
+            column_family: 0,
+            add_column_family: None,
+            drop_column_family: false,
+            max_column_family: Some(3),
             comparator: Some("strata.bytewise".into()),
             log_number: Some(12),
             next_file_number: Some(40),
@@ -289,6 +368,20 @@ mod tests {
             assert_eq!(VersionEdit::decode(&e.encode()).unwrap(), e);
         }
         assert!(VersionEdit::default().encode().is_empty());
+    }
+
+    #[test]
+    fn a_group_round_trips_and_a_default_edit_alone_has_no_family_tag() {
+        let mut b = sample();
+        b.column_family = 4;
+        b.add_column_family = Some("index".into());
+        let mut c = VersionEdit { column_family: 2, drop_column_family: true, ..VersionEdit::default() };
+        c.log_number = Some(9);
+        let group = vec![sample(), b, c, VersionEdit { log_number: Some(1), ..VersionEdit::default() }];
+        assert_eq!(VersionEdit::decode_group(&VersionEdit::encode_group(&group)).unwrap(), group);
+        assert_eq!(VersionEdit::encode_group(&group[..1]), sample().encode());
+        assert!(!sample().encode().starts_with(&[11]), "a default-family edit starts with no family tag");
+        assert!(VersionEdit::decode(&VersionEdit::encode_group(&group)).is_err());
     }
 
     #[test]
@@ -362,6 +455,10 @@ mod tests {
         )
             .prop_map(
                 |(comparator, nums, cursors, deleted, new_files, blobs, garbage, dead_blobs)| VersionEdit {
+                    column_family: (nums[0].unwrap_or(0) % 5) as u32,
+                    add_column_family: nums[1].filter(|n| n % 3 == 0).map(|n| format!("cf{n}")),
+                    drop_column_family: nums[2].is_some_and(|n| n % 7 == 0),
+                    max_column_family: nums[2].map(|n| (n % 9) as u32),
                     comparator,
                     log_number: nums[0],
                     next_file_number: nums[1],
@@ -388,6 +485,11 @@ mod tests {
         #[test]
         fn random_edits_round_trip(e in edit()) {
             prop_assert_eq!(VersionEdit::decode(&e.encode()).unwrap(), e);
+        }
+
+        #[test]
+        fn random_groups_round_trip(g in proptest::collection::vec(edit(), 1..4)) {
+            prop_assert_eq!(VersionEdit::decode_group(&VersionEdit::encode_group(&g)).unwrap(), g);
         }
 
         #[test]

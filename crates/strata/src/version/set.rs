@@ -4,9 +4,13 @@
 //! before the new version is installed. A new MANIFEST is written whole and then made current by
 //! atomically replacing CURRENT (temp file, fsync, rename, directory fsync).
 //!
+//! Each column family has its own current version and log number; file numbers, the last
+//! sequence number and the MANIFEST are shared. A MANIFEST record may hold edits of several
+//! families, applied together.
+//!
 //! Not thread-safe by itself: the database keeps it behind a mutex.
 
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Weak};
 
@@ -14,7 +18,7 @@ use crate::db::filenames;
 use crate::error::{Error, Result};
 use crate::fs::FileSystem;
 use crate::key::SeqNo;
-use crate::version::edit::VersionEdit;
+use crate::version::edit::{VersionEdit, DEFAULT_FAMILY};
 use crate::version::version::Version;
 use crate::wal::{LogReader, LogWriter};
 
@@ -25,14 +29,26 @@ pub const COMPARATOR_NAME: &str = "strata.BytewiseComparator";
 /// [`VersionSet::set_max_manifest_file_size`] says otherwise (`Options::max_manifest_file_size`).
 const MANIFEST_ROLL_BYTES: u64 = 64 << 20;
 
-/// The current version plus the MANIFEST writer.
+/// One column family's part of the version set.
+#[derive(Clone, Debug)]
+pub struct FamilyVersions {
+    /// The family's name.
+    pub name: String,
+    /// Its current version.
+    pub current: Arc<Version>,
+    /// WALs numbered below this hold nothing of this family that is not in a table.
+    pub log_number: u64,
+}
+
+/// The current version of each column family plus the MANIFEST writer.
 pub struct VersionSet {
     dir: PathBuf,
     fs: Arc<dyn FileSystem>,
-    current: Arc<Version>,
+    families: BTreeMap<u32, FamilyVersions>,
+    /// The largest family id handed out; ids are never reused.
+    max_family: u32,
     live: Vec<Weak<Version>>,
     next_file_number: u64,
-    log_number: u64,
     last_sequence: SeqNo,
     manifest: Option<LogWriter>,
     manifest_number: u64,
@@ -48,8 +64,59 @@ pub struct Recovered {
     /// A torn last record that was dropped: (its offset, its bytes). Its edit was never
     /// acknowledged: the record is synced before the edit is installed.
     pub torn_tail: Option<(u64, u64)>,
-    /// Table and blob file numbers that an edit in this MANIFEST deleted: provably obsolete.
+    /// Table and blob file numbers that an edit in this MANIFEST deleted, or that belonged to
+    /// a family it dropped: provably obsolete.
     pub deleted_files: HashSet<u64>,
+}
+
+/// The name of the column family every database has, which cannot be dropped.
+pub const DEFAULT_FAMILY_NAME: &str = "default";
+
+fn default_families() -> BTreeMap<u32, FamilyVersions> {
+    let default = FamilyVersions {
+        name: DEFAULT_FAMILY_NAME.to_string(),
+        current: Arc::new(Version::default()),
+        log_number: 0,
+    };
+    BTreeMap::from([(DEFAULT_FAMILY, default)])
+}
+
+/// Applies `edit` to `families`: creates, drops, or moves one family to its next version,
+/// which it returns (for a drop, the family's last version). An edit that names a family that
+/// does not exist, or creates one that does, is corruption.
+fn apply_to(
+    families: &mut BTreeMap<u32, FamilyVersions>,
+    max_family: &mut u32,
+    edit: &VersionEdit,
+) -> Result<Arc<Version>> {
+    let id = edit.column_family;
+    if let Some(max) = edit.max_column_family {
+        *max_family = (*max_family).max(max);
+    }
+    if let Some(name) = &edit.add_column_family {
+        if families.contains_key(&id) || families.values().any(|f| &f.name == name) {
+            return Err(Error::corruption(format!("column family {id} ({name:?}) is created twice")));
+        }
+        *max_family = (*max_family).max(id);
+        let empty =
+            FamilyVersions { name: name.clone(), current: Arc::new(Version::default()), log_number: 0 };
+        families.insert(id, empty);
+    }
+    let family = families.get_mut(&id).ok_or_else(|| {
+        Error::corruption(format!("an edit names column family {id}, which does not exist"))
+    })?;
+    let next = Arc::new(family.current.apply(edit)?);
+    family.current = Arc::clone(&next);
+    if let Some(n) = edit.log_number {
+        family.log_number = family.log_number.max(n);
+    }
+    if edit.drop_column_family {
+        if id == DEFAULT_FAMILY {
+            return Err(Error::corruption("an edit drops the default column family"));
+        }
+        families.remove(&id);
+    }
+    Ok(next)
 }
 
 impl VersionSet {
@@ -58,10 +125,10 @@ impl VersionSet {
         let mut set = VersionSet {
             dir: dir.to_path_buf(),
             fs,
-            current: Arc::new(Version::default()),
+            families: default_families(),
+            max_family: DEFAULT_FAMILY,
             live: Vec::new(),
             next_file_number: 1,
-            log_number: 0,
             last_sequence: 0,
             manifest: None,
             manifest_number: 0,
@@ -85,8 +152,9 @@ impl VersionSet {
         };
         let file = fs.open_sequential(&dir.join(name))?;
         let mut reader = LogReader::new(file, false);
-        let mut version = Version::default();
-        let (mut next_file, mut log_number, mut last_seq, mut saw_comparator) = (None, 0, 0, false);
+        let mut families = default_families();
+        let mut max_family = DEFAULT_FAMILY;
+        let (mut next_file, mut last_seq, mut saw_comparator) = (None, 0, false);
         let mut deleted_files = HashSet::new();
         let mut end_of_records = 0;
         let in_manifest = |e: Error| match e {
@@ -95,21 +163,25 @@ impl VersionSet {
         };
         while let Some(record) = reader.read_record().map_err(in_manifest)? {
             end_of_records = reader.last_record_end();
-            let edit = VersionEdit::decode(&record).map_err(in_manifest)?;
-            deleted_files.extend(edit.deleted_files.iter().map(|&(_, n)| n));
-            deleted_files.extend(edit.deleted_blob_files.iter().copied());
-            if let Some(c) = &edit.comparator {
-                if c != COMPARATOR_NAME {
-                    return Err(Error::InvalidArgument(format!(
-                        "database uses comparator {c:?}, this build provides {COMPARATOR_NAME:?}"
-                    )));
+            for edit in VersionEdit::decode_group(&record).map_err(in_manifest)? {
+                deleted_files.extend(edit.deleted_files.iter().map(|&(_, n)| n));
+                deleted_files.extend(edit.deleted_blob_files.iter().copied());
+                if let Some(c) = &edit.comparator {
+                    if c != COMPARATOR_NAME {
+                        return Err(Error::InvalidArgument(format!(
+                            "database uses comparator {c:?}, this build provides {COMPARATOR_NAME:?}"
+                        )));
+                    }
+                    saw_comparator = true;
                 }
-                saw_comparator = true;
+                let version = apply_to(&mut families, &mut max_family, &edit).map_err(in_manifest)?;
+                if edit.drop_column_family {
+                    deleted_files.extend(version.table_numbers());
+                    deleted_files.extend(version.blob_files.keys().copied());
+                }
+                next_file = edit.next_file_number.or(next_file);
+                last_seq = edit.last_sequence.unwrap_or(last_seq);
             }
-            version = version.apply(&edit)?;
-            next_file = edit.next_file_number.or(next_file);
-            log_number = edit.log_number.unwrap_or(log_number);
-            last_seq = edit.last_sequence.unwrap_or(last_seq);
         }
         let next_file_number =
             next_file.ok_or_else(|| Error::corruption(format!("{name} has no next file number")))?;
@@ -119,10 +191,10 @@ impl VersionSet {
         let set = VersionSet {
             dir: dir.to_path_buf(),
             fs,
-            current: Arc::new(version),
+            families,
+            max_family,
             live: Vec::new(),
             next_file_number: next_file_number.max(manifest_number + 1),
-            log_number,
             last_sequence: last_seq,
             manifest: None,
             manifest_number,
@@ -133,9 +205,19 @@ impl VersionSet {
         Ok(Recovered { set, manifest_number, torn_tail, deleted_files })
     }
 
-    /// The current version.
+    /// The default column family's current version.
     pub fn current(&self) -> Arc<Version> {
-        Arc::clone(&self.current)
+        Arc::clone(&self.families[&DEFAULT_FAMILY].current)
+    }
+
+    /// The live column families by id.
+    pub fn families(&self) -> &BTreeMap<u32, FamilyVersions> {
+        &self.families
+    }
+
+    /// The id the next created column family gets.
+    pub fn next_family_id(&self) -> u32 {
+        self.max_family + 1
     }
 
     /// Reserves a new file number.
@@ -152,9 +234,9 @@ impl VersionSet {
         }
     }
 
-    /// WAL files numbered below this are fully flushed.
+    /// WAL files numbered below this are fully flushed: the smallest log number of any family.
     pub fn log_number(&self) -> u64 {
-        self.log_number
+        self.families.values().map(|f| f.log_number).min().unwrap_or(0)
     }
 
     /// The last sequence number recorded in the MANIFEST.
@@ -180,64 +262,84 @@ impl VersionSet {
     /// pages a failed fsync dropped), so it is never appended to again: the next edit, after
     /// `Db::resume`, writes a new MANIFEST.
     pub fn log_and_apply(&mut self, edit: VersionEdit) -> Result<Arc<Version>> {
-        let counters = (self.log_number, self.last_sequence);
-        let applied = self.try_log_and_apply(edit);
+        let mut installed = self.log_and_apply_group(vec![edit])?;
+        installed.pop().ok_or(Error::Closed)
+    }
+
+    /// As [`VersionSet::log_and_apply`] for edits of several families, appended as one record
+    /// and so applied all or none; returns each edit's family version (for a drop, the last).
+    pub fn log_and_apply_group(&mut self, edits: Vec<VersionEdit>) -> Result<Vec<Arc<Version>>> {
+        let last_sequence = self.last_sequence;
+        let applied = self.try_log_and_apply(edits);
         if applied.is_err() {
-            (self.log_number, self.last_sequence) = counters;
+            self.last_sequence = last_sequence;
             self.manifest = None;
         }
         applied
     }
 
-    fn try_log_and_apply(&mut self, mut edit: VersionEdit) -> Result<Arc<Version>> {
-        let next = self.current.apply(&edit)?;
-        let rolled_over = self.manifest.as_ref().is_none_or(|m| m.file_size() > self.max_manifest_file_size);
-        if let Some(n) = edit.log_number {
-            self.log_number = self.log_number.max(n);
+    fn try_log_and_apply(&mut self, mut edits: Vec<VersionEdit>) -> Result<Vec<Arc<Version>>> {
+        let (mut families, mut max_family) = (self.families.clone(), self.max_family);
+        let mut versions = Vec::with_capacity(edits.len());
+        for edit in &edits {
+            versions.push(apply_to(&mut families, &mut max_family, edit)?);
         }
-        if let Some(s) = edit.last_sequence {
+        let rolled_over = self.manifest.as_ref().is_none_or(|m| m.file_size() > self.max_manifest_file_size);
+        if let Some(s) = edits.iter().filter_map(|e| e.last_sequence).max() {
             self.last_sequence = self.last_sequence.max(s);
         }
-        if !edit.new_files.is_empty() || !edit.new_blob_files.is_empty() {
+        if edits.iter().any(|e| !e.new_files.is_empty() || !e.new_blob_files.is_empty()) {
             // New tables and blob files were fsynced by their writers; their directory entries
             // must be durable before the MANIFEST refers to them.
             crate::util::kill_point::kill_point("dir.sync.before");
             self.fs.sync_dir(&self.dir)?;
             crate::util::kill_point::kill_point("dir.sync.after");
         }
-        let installed = Arc::new(next);
         if rolled_over {
-            self.write_new_manifest(&installed)?;
-            self.install(Arc::clone(&installed));
+            self.write_new_manifest(&families, max_family)?;
         } else {
-            edit.next_file_number = Some(self.next_file_number);
+            if let Some(first) = edits.first_mut() {
+                first.next_file_number = Some(self.next_file_number);
+            }
             let manifest = self.manifest.as_mut().ok_or(Error::Closed)?;
             crate::util::kill_point::kill_point("manifest.append.before");
-            manifest.add_record(&edit.encode())?;
+            manifest.add_record(&VersionEdit::encode_group(&edits))?;
             crate::util::kill_point::kill_point("manifest.append.after");
             manifest.sync()?;
             crate::util::kill_point::kill_point("manifest.sync.after");
-            self.install(Arc::clone(&installed));
         }
-        Ok(installed)
+        self.install(families, max_family);
+        Ok(versions)
     }
 
-    fn install(&mut self, v: Arc<Version>) {
+    /// Makes `families` current; the versions they replace stay counted in `live_files` while
+    /// a reader holds them.
+    fn install(&mut self, families: BTreeMap<u32, FamilyVersions>, max_family: u32) {
         self.live.retain(|w| w.strong_count() > 0);
-        self.live.push(Arc::downgrade(&self.current));
-        self.current = v;
+        for (id, old) in &self.families {
+            let unchanged = families.get(id).is_some_and(|f| Arc::ptr_eq(&f.current, &old.current));
+            if !unchanged {
+                self.live.push(Arc::downgrade(&old.current));
+            }
+        }
+        self.families = families;
+        self.max_family = max_family;
     }
 
     /// Writes a new MANIFEST holding a snapshot of the current state and points CURRENT at it.
     pub fn roll_manifest(&mut self) -> Result<()> {
-        let current = Arc::clone(&self.current);
-        self.write_new_manifest(&current)
+        let families = self.families.clone();
+        self.write_new_manifest(&families, self.max_family)
     }
 
-    /// Writes a new MANIFEST holding `version` and the counters, then points CURRENT at it.
-    fn write_new_manifest(&mut self, version: &Version) -> Result<()> {
+    /// Writes a new MANIFEST holding `families` and the counters, then points CURRENT at it.
+    fn write_new_manifest(
+        &mut self,
+        families: &BTreeMap<u32, FamilyVersions>,
+        max_family: u32,
+    ) -> Result<()> {
         let number = self.new_file_number();
-        let writer = self.write_snapshot(&self.dir, number, version)?;
+        let writer = self.write_snapshot(&self.dir, number, families, max_family)?;
         let current = format!("{}\n", filenames::manifest_name(number));
         crate::util::kill_point::kill_point("current.rename.before");
         self.fs.write_atomic(&self.dir, filenames::CURRENT, current.as_bytes())?;
@@ -247,26 +349,45 @@ impl VersionSet {
         Ok(())
     }
 
-    /// Writes a MANIFEST holding the current version and the counters into `dir`, another
-    /// database's directory (a checkpoint's), and returns the current version and the MANIFEST's
-    /// file number. CURRENT there is the caller's to write, once the files it lists are in place.
-    pub fn write_manifest_into(&mut self, dir: &Path) -> Result<(Arc<Version>, u64)> {
+    /// Writes a MANIFEST holding the current versions and the counters into `dir`, another
+    /// database's directory (a checkpoint's), and returns the families it holds and the
+    /// MANIFEST's file number. CURRENT there is the caller's to write, once the files it lists
+    /// are in place.
+    pub fn write_manifest_into(&mut self, dir: &Path) -> Result<(BTreeMap<u32, FamilyVersions>, u64)> {
         let number = self.new_file_number();
-        let version = Arc::clone(&self.current);
-        self.write_snapshot(dir, number, &version)?;
-        Ok((version, number))
+        let families = self.families.clone();
+        self.write_snapshot(dir, number, &families, self.max_family)?;
+        Ok((families, number))
     }
 
-    /// Writes and syncs `dir/MANIFEST-number` holding `version` and the counters.
-    fn write_snapshot(&self, dir: &Path, number: u64, version: &Version) -> Result<LogWriter> {
+    /// Writes and syncs `dir/MANIFEST-number` holding `families` and the counters, as one
+    /// record: the default family's edit first (it carries the counters), then one edit per
+    /// other family that creates it with its files.
+    fn write_snapshot(
+        &self,
+        dir: &Path,
+        number: u64,
+        families: &BTreeMap<u32, FamilyVersions>,
+        max_family: u32,
+    ) -> Result<LogWriter> {
         let path = dir.join(filenames::manifest_name(number));
         let mut writer = LogWriter::new(self.fs.create(&path)?);
-        let mut edit = version.snapshot_edit();
-        edit.comparator = Some(COMPARATOR_NAME.to_string());
-        edit.next_file_number = Some(self.next_file_number);
-        edit.log_number = Some(self.log_number);
-        edit.last_sequence = Some(self.last_sequence);
-        writer.add_record(&edit.encode())?;
+        let mut edits = Vec::with_capacity(families.len());
+        for (&id, family) in families {
+            let mut edit = family.current.snapshot_edit();
+            edit.column_family = id;
+            edit.log_number = Some(family.log_number);
+            if id == DEFAULT_FAMILY {
+                edit.comparator = Some(COMPARATOR_NAME.to_string());
+                edit.next_file_number = Some(self.next_file_number);
+                edit.last_sequence = Some(self.last_sequence);
+                edit.max_column_family = (max_family != DEFAULT_FAMILY).then_some(max_family);
+            } else {
+                edit.add_column_family = Some(family.name.clone());
+            }
+            edits.push(edit);
+        }
+        writer.add_record(&VersionEdit::encode_group(&edits))?;
         writer.sync()?;
         Ok(writer)
     }
@@ -279,10 +400,10 @@ impl VersionSet {
         VersionSet {
             dir: dir.to_path_buf(),
             fs,
-            current: Arc::new(Version::default()),
+            families: default_families(),
+            max_family: DEFAULT_FAMILY,
             live: Vec::new(),
             next_file_number,
-            log_number: 0,
             last_sequence: 0,
             manifest: None,
             manifest_number: 0,
@@ -296,7 +417,8 @@ impl VersionSet {
         let mut tables = HashSet::new();
         let mut blobs = HashSet::new();
         let held = self.live.iter().filter_map(Weak::upgrade);
-        for v in held.chain(std::iter::once(Arc::clone(&self.current))) {
+        let current = self.families.values().map(|f| Arc::clone(&f.current));
+        for v in held.chain(current) {
             tables.extend(v.table_numbers());
             blobs.extend(v.blob_files.keys().copied());
         }
