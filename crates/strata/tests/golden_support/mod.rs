@@ -54,6 +54,21 @@ pub fn spec_masked_crc(parts: &[&[u8]]) -> u32 {
     ((crc >> 15) | (crc << 17)).wrapping_add(0xa282_ead8)
 }
 
+/// docs/format.md: "`varint` is unsigned LEB128 (7 bits per byte, low group first, at most 10
+/// bytes)". Reads one at `*pos` and advances it; written from that sentence, not strata's code.
+pub fn spec_varint(bytes: &[u8], pos: &mut usize) -> u64 {
+    let mut v = 0u64;
+    for i in 0..10 {
+        let b = bytes[*pos];
+        *pos += 1;
+        v |= u64::from(b & 0x7f) << (7 * i);
+        if b & 0x80 == 0 {
+            return v;
+        }
+    }
+    panic!("varint longer than 10 bytes");
+}
+
 /// A little-endian u16 at `at`.
 pub fn le16(bytes: &[u8], at: usize) -> u16 {
     u16::from_le_bytes(bytes[at..at + 2].try_into().expect("2 bytes"))
