@@ -225,6 +225,20 @@ fn block_trailer_is_type_then_masked_crc() {
 }
 
 #[test]
+fn block_reader_verifies_the_checksum_and_rejects_unknown_types() {
+    // "A reader must verify the checksum before decompressing ... An unknown compression type
+    // is corruption."
+    let read = |kind: u8, crc: u32| {
+        let dir = MemDir::new();
+        dir.store("t.sst", &[&b"abc"[..], &[kind], &crc.to_le_bytes()].concat());
+        read_block(&*dir.open_random("t.sst"), 1, &BlockHandle { offset: 0, size: 3 })
+    };
+    assert_eq!(read(0, spec_masked_crc(&[b"abc", &[0]])).expect("valid"), b"abc");
+    assert!(matches!(read(0, spec_masked_crc(&[b"abd", &[0]])), Err(Error::Corruption(_))));
+    assert!(matches!(read(4, spec_masked_crc(&[b"abc", &[4]])), Err(Error::Corruption(_))));
+}
+
+#[test]
 fn every_block_of_the_sample_has_a_valid_uncompressed_trailer() {
     // "Filter, properties and index blocks are always stored with type 0."
     let file = unhex(GOLDEN_TABLE);
@@ -430,6 +444,12 @@ fn filter_num_probes_by_bits_per_key() {
     // "0 means the filter contains nothing"
     assert_golden(&BloomBuilder::new(10).finish(), "06 01 00000000");
     assert!(matches!(BloomFilter::decode(unhex("06 02 00000000")), Err(Error::Corruption(_))), "kind 2");
+    // "u8 num_probes // 1..=30"
+    assert!(BloomFilter::decode(unhex("1e 01 00000000")).is_ok());
+    for probes in ["00", "1f"] {
+        let bytes = unhex(&format!("{probes} 01 00000000"));
+        assert!(matches!(BloomFilter::decode(bytes), Err(Error::Corruption(_))), "{probes} probes");
+    }
 }
 
 // ---- Properties block -------------------------------------------------------------------
