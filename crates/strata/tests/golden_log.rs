@@ -353,8 +353,9 @@ fn manifest_empty_edit_is_zero_bytes() {
 
 #[test]
 fn manifest_tag_1_comparator() {
-    let edit = VersionEdit { comparator: Some("strata.bytewise".into()), ..VersionEdit::default() };
-    check_edit(edit, "01 0f 7374726174612e6279746577697365");
+    // The name every strata database records (version::set::COMPARATOR_NAME).
+    let edit = VersionEdit { comparator: Some("strata.BytewiseComparator".into()), ..VersionEdit::default() };
+    check_edit(edit, "01 19 7374726174612e4279746577697365436f6d70617261746f72");
 }
 
 #[test]
