@@ -294,10 +294,10 @@ fn write_batch_payload_records() {
     let (first_seq, recs) = decode_payload(&payload).expect("a valid batch");
     assert_eq!(first_seq, 1);
     let expected = vec![
-        (ValueKind::Put, b"key".to_vec(), b"value".to_vec()),
-        (ValueKind::Delete, b"gone".to_vec(), Vec::new()),
-        (ValueKind::Merge, b"count".to_vec(), 7u64.to_le_bytes().to_vec()),
-        (ValueKind::Put, b"long".to_vec(), vec![b'v'; 200]),
+        (0, ValueKind::Put, b"key".to_vec(), b"value".to_vec()),
+        (0, ValueKind::Delete, b"gone".to_vec(), Vec::new()),
+        (0, ValueKind::Merge, b"count".to_vec(), 7u64.to_le_bytes().to_vec()),
+        (0, ValueKind::Put, b"long".to_vec(), vec![b'v'; 200]),
     ];
     assert_eq!(recs, expected);
 }
@@ -334,7 +334,7 @@ fn write_batch_kind_3_never_appears_in_a_batch() {
         assert!(matches!(decode_payload(&payload), Err(Error::Corruption(_))), "kind {kind}");
     }
     let ok = unhex("0100000000000000 01000000 01 01 6b 01 76");
-    assert_eq!(decode_payload(&ok).expect("valid").1, [(ValueKind::Put, b"k".to_vec(), b"v".to_vec())]);
+    assert_eq!(decode_payload(&ok).expect("valid").1, [(0, ValueKind::Put, b"k".to_vec(), b"v".to_vec())]);
 }
 
 // ---- MANIFEST record format: one test per tag --------------------------------------------
@@ -451,6 +451,7 @@ fn manifest_fields_are_written_in_table_order() {
         new_blob_files: vec![BlobFileMeta { number: 9, file_size: 10, total_count: 1, total_bytes: 2 }],
         blob_garbage: vec![(9, 1, 2)],
         deleted_blob_files: vec![9],
+        ..VersionEdit::default()
     };
     check_edit(
         edit,
@@ -473,7 +474,7 @@ fn manifest_reader_accepts_any_order_and_keeps_the_last_single_value() {
 #[test]
 fn manifest_decoding_rules() {
     let corrupt = |hex: &str| matches!(VersionEdit::decode(&unhex(hex)), Err(Error::Corruption(_)));
-    assert!(corrupt("0b 01"), "an unknown tag (11)");
+    assert!(corrupt("0f 01"), "an unknown tag (15; 11 to 14 are the column-family tags)");
     assert!(corrupt("00"), "tag 0 is not a field");
     assert!(corrupt("06 07 01"), "level 7 is not below NUM_LEVELS");
     assert!(corrupt("07 00 01 01 07 61626364656667 01 61 01 01 01 00"), "a 7-byte smallest key");
