@@ -483,3 +483,53 @@ fn manifest_decoding_rules() {
     assert!(corrupt("02 8080808080808080 8080 01"), "a varint longer than 10 bytes");
     assert!(corrupt("01 05 6162"), "bytes running past the end");
 }
+
+// "Column families" (docs/format.md, write batch and MANIFEST sections).
+
+#[test]
+fn batch_record_of_another_family_sets_bit_0x10_and_carries_the_id() {
+    // first_sequence 1, count 2: a default-family put, then a put of family 2.
+    let payload = unhex("01 00 00 00 00 00 00 00  02 00 00 00  01 01 61 01 31  11 02 01 6b 01 76");
+    let (seq, recs) = decode_payload(&payload).expect("decodes");
+    assert_eq!(seq, 1);
+    assert_eq!(
+        recs,
+        [
+            (0, ValueKind::Put, b"a".to_vec(), b"1".to_vec()),
+            (2, ValueKind::Put, b"k".to_vec(), b"v".to_vec())
+        ]
+    );
+    let delete = unhex("05 00 00 00 00 00 00 00  01 00 00 00  10 81 01 01 6b");
+    assert_eq!(
+        decode_payload(&delete).expect("decodes").1,
+        [(129, ValueKind::Delete, b"k".to_vec(), Vec::new())]
+    );
+}
+
+#[test]
+fn manifest_column_family_tags() {
+    let create = VersionEdit {
+        column_family: 3,
+        add_column_family: Some("ab".into()),
+        max_column_family: Some(3),
+        log_number: Some(9),
+        ..VersionEdit::default()
+    };
+    check_edit(create, "0b 03  0c 02 61 62  0e 03  02 09");
+    let drop = VersionEdit { column_family: 3, drop_column_family: true, ..VersionEdit::default() };
+    check_edit(drop, "0b 03  0d");
+}
+
+#[test]
+fn manifest_record_with_edits_of_several_families() {
+    // A default-family edit first (no family tag), then each later edit starts with tag 11.
+    let group = vec![
+        VersionEdit { log_number: Some(5), ..VersionEdit::default() },
+        VersionEdit { column_family: 2, log_number: Some(5), ..VersionEdit::default() },
+        VersionEdit { column_family: 0, last_sequence: Some(7), ..VersionEdit::default() },
+    ];
+    let golden = "02 05  0b 02 02 05  0b 00 04 07";
+    assert_golden(&VersionEdit::encode_group(&group), golden);
+    assert_eq!(VersionEdit::decode_group(&unhex(golden)).expect("decodes"), group);
+    assert!(VersionEdit::decode(&unhex(golden)).is_err(), "a record of three edits is not one edit");
+}
