@@ -617,7 +617,7 @@ mod tests {
 
     #[test]
     fn a_mapped_block_reads_its_bytes_after_every_other_handle_on_the_file_is_gone() {
-        use crate::sst::testfs::{MappedMemRandom, MemRandom};
+        use crate::fs::testfs::{MappedMemRandom, MemRandom};
         let owned = build(40, 4);
         let bytes = owned.bytes().to_vec();
         // The block sits at offset 3 of the file, between other bytes.
