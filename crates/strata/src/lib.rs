@@ -33,8 +33,8 @@
 //!
 //! # Internals
 //!
-//! The modules `blob`, `cache`, `compaction`, `iter`, `key`, `memtable`, `sst`, `util`, `version`
-//! and `wal` (and a few items elsewhere, such as `db::filenames` and `batch::decode_payload`) are
+//! The modules `blob`, `cache`, `compaction`, `filenames`, `iter`, `key`, `memtable`, `sst`,
+//! `util`, `version` and `wal` (and a few items elsewhere, such as `batch::decode_payload`) are
 //! public only so that strata's own tools (`strata` admin commands, the stress test, the fuzzers)
 //! can read the files directly. They are hidden from these docs and carry no stability promise:
 //! they may change in any release. Their on-disk formats are specified in `docs/format.md`.
@@ -57,6 +57,9 @@ pub mod cache;
 pub mod compaction;
 pub mod db;
 pub mod error;
+// Public only for strata's own tools (sst-dump, manifest-dump); no stability promise.
+#[doc(hidden)]
+pub mod filenames;
 pub mod fs;
 // Public only for strata's own tools and fuzzers; no stability promise.
 #[doc(hidden)]

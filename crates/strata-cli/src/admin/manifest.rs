@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 use serde_json::{Map, Value};
-use strata::db::filenames;
+use strata::filenames;
 use strata::key;
 use strata::options::NUM_LEVELS;
 use strata::version::version::Version;

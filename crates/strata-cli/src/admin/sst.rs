@@ -12,7 +12,7 @@ use std::sync::Arc;
 use anyhow::{Context, Result};
 use serde_json::Value;
 use strata::blob::BlobPointer;
-use strata::db::filenames::{self, FileKind};
+use strata::filenames::{self, FileKind};
 use strata::fs::RandomAccessFile;
 use strata::iter::InternalIterator;
 use strata::key::{self, ValueKind};

@@ -10,9 +10,9 @@ use std::sync::atomic::Ordering;
 
 use crate::blob::{BlobPointer, BlobWalk, BlobWriter};
 use crate::compaction::retention::{self, Entry, Rules};
-use crate::db::filenames;
 use crate::db::DbInner;
 use crate::error::{Error, Result};
+use crate::filenames;
 use crate::iter::InternalIterator;
 use crate::key::{self, SeqNo, ValueKind};
 use crate::sst::{TableBuilder, TableBuilderOptions};

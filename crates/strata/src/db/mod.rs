@@ -24,9 +24,6 @@
 mod background;
 mod checkpoint;
 mod db_iter;
-// Public only for strata's own tools (sst-dump, manifest-dump); no stability promise.
-#[doc(hidden)]
-pub mod filenames;
 mod info_log;
 mod iter_pool;
 mod memtable_budget;

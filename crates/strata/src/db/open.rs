@@ -13,7 +13,6 @@ use arc_swap::ArcSwap;
 use parking_lot::{Condvar, Mutex};
 
 use super::background::BgState;
-use super::filenames::{self, FileKind};
 use super::memtable_budget::MemtableBudget;
 use super::properties::Stats;
 use super::recovery_report::{DroppedTail, RecoveryReport};
@@ -24,6 +23,7 @@ use super::{DbInner, SuperVersion};
 use crate::batch::DecodedBatch;
 use crate::compaction::job::{self, OutputSpec};
 use crate::error::{Error, Result};
+use crate::filenames::{self, FileKind};
 use crate::fs::FileSystem;
 use crate::memtable::{MemTable, SharedSlotHint};
 use crate::options::{Options, WalRecoveryMode};

@@ -44,9 +44,9 @@ use parking_lot::{Condvar, Mutex, MutexGuard};
 
 use super::{DbInner, SuperVersion};
 use crate::batch::{WriteBatch, HEADER_LEN};
-use crate::db::filenames;
 use crate::db::info_log::StallReason;
 use crate::error::{Error, Result};
+use crate::filenames;
 use crate::fs::WritableFile;
 use crate::memtable::MemTable;
 use crate::options::WriteOptions;
