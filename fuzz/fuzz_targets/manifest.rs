@@ -2,7 +2,7 @@
 //! that decode to the same edit.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use strata::version::VersionEdit;
+use strata::internal::version::VersionEdit;
 
 fuzz_target!(|data: &[u8]| {
     if let Ok(edit) = VersionEdit::decode(data) {

@@ -33,11 +33,11 @@
 //!
 //! # Internals
 //!
-//! The modules `blob`, `cache`, `compaction`, `filenames`, `iter`, `key`, `memtable`, `sst`,
-//! `util`, `version` and `wal` (and a few items elsewhere, such as `batch::decode_payload`) are
-//! public only so that strata's own tools (`strata` admin commands, the stress test, the fuzzers)
-//! can read the files directly. They are hidden from these docs and carry no stability promise:
-//! they may change in any release. Their on-disk formats are specified in `docs/format.md`.
+//! Everything else (the memtable, tables, blob files, the write-ahead log, the MANIFEST,
+//! compaction, caches) is private to the crate. Strata's own tools (the `strata` admin commands,
+//! the stress test, the fuzzers, the golden-bytes tests) read the files directly through
+//! [`internal`], which carries no stability promise. The on-disk formats are specified in
+//! `docs/format.md`.
 
 #![warn(missing_docs)]
 
@@ -46,51 +46,28 @@
 struct ReadmeDoctests;
 
 pub mod batch;
-// Public only for strata's own tools and fuzzers; no stability promise.
-#[doc(hidden)]
-pub mod blob;
-// Public only for strata's own tools and fuzzers; no stability promise.
-#[doc(hidden)]
-pub mod cache;
-// Public only for strata's own tools and fuzzers; no stability promise.
-#[doc(hidden)]
-pub mod compaction;
+pub(crate) mod blob;
+pub(crate) mod cache;
+pub(crate) mod compaction;
 pub mod db;
 pub mod error;
-// Public only for strata's own tools (sst-dump, manifest-dump); no stability promise.
-#[doc(hidden)]
-pub mod filenames;
+pub(crate) mod filenames;
 pub mod fs;
-// Public only for strata's own tools and fuzzers; no stability promise.
-#[doc(hidden)]
-pub mod iter;
-// Public only for strata's own tools and fuzzers; no stability promise.
-#[doc(hidden)]
-pub mod key;
-// Public only for strata's own tools and fuzzers; no stability promise.
-#[doc(hidden)]
-pub mod memtable;
+pub mod internal;
+pub(crate) mod iter;
+pub(crate) mod key;
+pub(crate) mod memtable;
 pub mod merge;
 pub mod metrics;
 pub mod options;
 pub mod presets;
 pub mod snapshot;
-// Public only for strata's own tools and fuzzers; no stability promise.
-#[doc(hidden)]
-pub mod sst;
-// Public only for strata's own tools and fuzzers; no stability promise.
-#[doc(hidden)]
-pub mod util;
+pub(crate) mod sst;
+pub(crate) mod util;
 pub mod verify;
-// Public only for strata's own tools and fuzzers; no stability promise.
-#[doc(hidden)]
-pub mod version;
-// Public only for strata's own tools and fuzzers; no stability promise.
-#[doc(hidden)]
-pub mod wal;
-// Public only for strata's own tools and fuzzers; no stability promise.
-#[doc(hidden)]
-pub mod wal_header;
+pub(crate) mod version;
+pub(crate) mod wal;
+pub(crate) mod wal_header;
 
 pub use batch::WriteBatch;
 pub use db::{Db, DbIterator, DroppedTail, RecoveryReport, RepairReport, Stats};

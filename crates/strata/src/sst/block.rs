@@ -72,11 +72,6 @@ impl BlockBuilder {
         self.num_entries == 0
     }
 
-    /// The last key added.
-    pub fn last_key(&self) -> &[u8] {
-        &self.last_key
-    }
-
     /// Appends the restart array and returns the finished block; call [`reset`](Self::reset)
     /// before adding again.
     pub fn finish(&mut self) -> &[u8] {

@@ -14,8 +14,8 @@ pub mod table;
 
 use std::sync::Arc;
 
-pub use block::{Block, BlockBuilder, BlockIter};
-pub use builder::{TableBuilder, TableBuilderOptions, TableSummary};
+pub use block::Block;
+pub use builder::{TableBuilder, TableBuilderOptions};
 pub use format::{TableProperties, FORMAT_VERSION};
 pub use table::{Table, TableIterator};
 
@@ -32,6 +32,6 @@ mod tests {
         is::<super::BlockCache>();
         fn sendable<T: Send + 'static>() {}
         sendable::<super::TableIterator>();
-        sendable::<super::BlockIter>();
+        sendable::<super::block::BlockIter>();
     }
 }
