@@ -45,6 +45,9 @@
 #[doc = include_str!("../../../README.md")]
 struct ReadmeDoctests;
 
+// Dependencies point down only: db over the components (wal, memtable, sst, blob, version,
+// compaction, cache, iter), over options/batch/wal_header, over fs, filenames and key, over
+// util and error; verify and internal sit on top. scripts/module-deps.sh lists and checks it.
 pub mod batch;
 pub(crate) mod blob;
 pub(crate) mod cache;
