@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use libfuzzer_sys::fuzz_target;
-use strata::blob::{BlobPointer, BlobReader};
+use strata::internal::blob::{BlobPointer, BlobReader};
 use strata_fuzz::MemFile;
 
 fuzz_target!(|data: &[u8]| {

@@ -3,8 +3,8 @@
 use std::sync::Arc;
 
 use libfuzzer_sys::fuzz_target;
-use strata::iter::InternalIterator;
-use strata::sst::Block;
+use strata::internal::iter::InternalIterator;
+use strata::internal::sst::Block;
 
 fuzz_target!(|data: &[u8]| {
     let Ok(block) = Block::new(data.to_vec()) else { return };

@@ -2,7 +2,7 @@
 //! column families); decoded edits must re-encode to bytes that decode to the same edits.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use strata::version::VersionEdit;
+use strata::internal::version::VersionEdit;
 
 fuzz_target!(|data: &[u8]| {
     if let Ok(edits) = VersionEdit::decode_group(data) {

@@ -4,8 +4,8 @@ use std::sync::Arc;
 
 use libfuzzer_sys::fuzz_target;
 use strata_fuzz::MemFile;
-use strata::iter::InternalIterator;
-use strata::sst::Table;
+use strata::internal::iter::InternalIterator;
+use strata::internal::sst::Table;
 
 fuzz_target!(|data: &[u8]| {
     let Ok(table) = Table::open(Arc::new(MemFile(data.to_vec())), 1, None) else { return };

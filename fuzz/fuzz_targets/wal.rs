@@ -5,9 +5,9 @@
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 use strata::fs::SequentialFile;
-use strata::wal::reader::LogEvent;
-use strata::wal::LogReader;
-use strata::wal_header::{RecordFlags, WalHeader};
+use strata::internal::wal::reader::LogEvent;
+use strata::internal::wal::LogReader;
+use strata::internal::wal_header::{RecordFlags, WalHeader};
 
 struct Bytes(Vec<u8>, usize);
 

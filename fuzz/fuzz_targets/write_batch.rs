@@ -5,7 +5,7 @@
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    match strata::wal_header::WalHeader::decode(data) {
+    match strata::internal::wal_header::WalHeader::decode(data) {
         Some(header) => drop(header),
         None => drop(strata::batch::decode_payload(data)),
     }

@@ -22,7 +22,7 @@ use std::ffi::{c_char, c_int, c_void, CStr};
 use std::path::PathBuf;
 use std::ptr;
 
-use strata_engine::util::panics::catch_panic;
+use strata_engine::internal::util::panics::catch_panic;
 use strata_engine::{merge, Compression, Db, DbIterator, Options, ReadOptions, Snapshot, WriteBatch};
 use strata_engine::{Error, WriteOptions};
 

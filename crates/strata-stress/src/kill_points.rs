@@ -1,5 +1,5 @@
 //! The kill-point side of the crash loops (db_crashtest.py's whitebox mode): which of the
-//! engine's kill points (`strata::util::kill_point`) a cycle's child is armed at and with what
+//! engine's kill points (`strata::internal::util::kill_point`) a cycle's child is armed at and with what
 //! odds, which one fired, and the table of how often each fired.
 //!
 //! Each cycle arms one target point, taken round-robin in an order shuffled from the seed (points
@@ -14,11 +14,11 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use strata::util::kill_point::{parse_log_line, POINTS};
+use strata::internal::util::kill_point::{parse_log_line, POINTS};
 
 use crate::failure::Failure;
 
-/// The environment variables the engine reads (`strata::util::kill_point`).
+/// The environment variables the engine reads (`strata::internal::util::kill_point`).
 pub const ENV_VARS: [&str; 4] =
     ["STRATA_KILL_ODDS", "STRATA_KILL_POINTS", "STRATA_KILL_SEED", "STRATA_KILL_POINTS_LOG"];
 
@@ -64,7 +64,7 @@ pub struct Arming {
 impl KillPoints {
     /// A schedule drawn from `seed`; the engine logs fired points to `<expected>/kill-points.log`.
     pub fn new(seed: u64, expected: &Path) -> Result<KillPoints, Failure> {
-        if !strata::util::kill_point::ENABLED {
+        if !strata::internal::util::kill_point::ENABLED {
             return Err(Failure::Tool(
                 "this strata-stress was built without kill points: build it with `--features kill-points`"
                     .into(),

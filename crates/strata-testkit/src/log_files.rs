@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use strata::fs::FileSystem;
-use strata::wal::LogReader;
+use strata::internal::wal::LogReader;
 
 use crate::MemFs;
 

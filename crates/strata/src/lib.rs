@@ -33,11 +33,11 @@
 //!
 //! # Internals
 //!
-//! The modules `blob`, `cache`, `compaction`, `iter`, `key`, `memtable`, `sst`, `util`, `version`
-//! and `wal` (and a few items elsewhere, such as `db::filenames` and `batch::decode_payload`) are
-//! public only so that strata's own tools (`strata` admin commands, the stress test, the fuzzers)
-//! can read the files directly. They are hidden from these docs and carry no stability promise:
-//! they may change in any release. Their on-disk formats are specified in `docs/format.md`.
+//! Everything else (the memtable, tables, blob files, the write-ahead log, the MANIFEST,
+//! compaction, caches) is private to the crate. Strata's own tools (the `strata` admin commands,
+//! the stress test, the fuzzers, the golden-bytes tests) read the files directly through
+//! [`internal`], which carries no stability promise. The on-disk formats are specified in
+//! `docs/format.md`.
 
 #![warn(missing_docs)]
 
@@ -45,49 +45,32 @@
 #[doc = include_str!("../../../README.md")]
 struct ReadmeDoctests;
 
+// Dependencies point down only: db over the components (wal, memtable, sst, blob, version,
+// compaction, cache, iter), over options/batch/wal_header, over fs, filenames and key, over
+// util and error; verify and internal sit on top. scripts/module-deps.sh lists and checks it.
 pub mod batch;
-// Public only for strata's own tools and fuzzers; no stability promise.
-#[doc(hidden)]
-pub mod blob;
-// Public only for strata's own tools and fuzzers; no stability promise.
-#[doc(hidden)]
-pub mod cache;
-// Public only for strata's own tools and fuzzers; no stability promise.
-#[doc(hidden)]
-pub mod compaction;
+pub(crate) mod blob;
+pub(crate) mod cache;
+pub(crate) mod compaction;
 pub mod db;
 pub mod error;
+pub(crate) mod filenames;
 pub mod fs;
-// Public only for strata's own tools and fuzzers; no stability promise.
-#[doc(hidden)]
-pub mod iter;
-// Public only for strata's own tools and fuzzers; no stability promise.
-#[doc(hidden)]
-pub mod key;
-// Public only for strata's own tools and fuzzers; no stability promise.
-#[doc(hidden)]
-pub mod memtable;
+pub mod internal;
+pub(crate) mod iter;
+pub(crate) mod key;
+pub(crate) mod memtable;
 pub mod merge;
 pub mod metrics;
 pub mod options;
 pub mod presets;
 pub mod snapshot;
-// Public only for strata's own tools and fuzzers; no stability promise.
-#[doc(hidden)]
-pub mod sst;
-// Public only for strata's own tools and fuzzers; no stability promise.
-#[doc(hidden)]
-pub mod util;
+pub(crate) mod sst;
+pub(crate) mod util;
 pub mod verify;
-// Public only for strata's own tools and fuzzers; no stability promise.
-#[doc(hidden)]
-pub mod version;
-// Public only for strata's own tools and fuzzers; no stability promise.
-#[doc(hidden)]
-pub mod wal;
-// Public only for strata's own tools and fuzzers; no stability promise.
-#[doc(hidden)]
-pub mod wal_header;
+pub(crate) mod version;
+pub(crate) mod wal;
+pub(crate) mod wal_header;
 
 pub use batch::WriteBatch;
 pub use db::{ColumnFamily, Db, DbIterator, DroppedTail, RecoveryReport, RepairReport, Stats};

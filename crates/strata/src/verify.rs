@@ -7,9 +7,9 @@ use std::path::Path;
 use std::sync::Arc;
 
 use crate::blob::BlobReader;
-use crate::db::filenames::{self, FileKind};
 use crate::db::wal_replay;
 use crate::error::{Error, Result};
+use crate::filenames::{self, FileKind};
 use crate::fs::FileSystem;
 use crate::options::WalRecoveryMode;
 use crate::sst::Table;

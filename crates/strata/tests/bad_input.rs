@@ -308,7 +308,7 @@ fn sst_from_a_newer_format_version_is_refused() {
     let len = fs::metadata(&sst).unwrap().len() as usize;
     // docs/format-sst.md: format_version is at `size - 16`; it is checked before the footer
     // checksum, which covers it.
-    patch_u32(&sst, len - 16, strata::sst::FORMAT_VERSION + 1);
+    patch_u32(&sst, len - 16, strata::internal::sst::FORMAT_VERSION + 1);
     check_newer_version_refused(dir.path(), &keys, "sst version 2");
 }
 
@@ -318,6 +318,6 @@ fn blob_file_from_a_newer_format_version_is_refused() {
     let keys = write_small_db(dir.path(), 64);
     let blob = only_file(dir.path(), ".blob");
     // docs/format-blob.md: the version is at offset 8, checked before the header checksum.
-    patch_u32(&blob, 8, strata::blob::format::FORMAT_VERSION + 1);
+    patch_u32(&blob, 8, strata::internal::blob::format::FORMAT_VERSION + 1);
     check_newer_version_refused(dir.path(), &keys, "blob version 2");
 }

@@ -8,10 +8,10 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use strata::blob::BlobReader;
-use strata::iter::InternalIterator;
-use strata::sst::format::{read_block, BlockHandle, Footer, FOOTER_LEN};
-use strata::sst::Block;
+use strata::internal::blob::BlobReader;
+use strata::internal::iter::InternalIterator;
+use strata::internal::sst::format::{read_block, BlockHandle, Footer, FOOTER_LEN};
+use strata::internal::sst::Block;
 use strata::{Compression, Db, Error, Options, ReadOptions, WriteOptions};
 
 type Entries = Vec<(Vec<u8>, Vec<u8>)>;
@@ -182,7 +182,7 @@ fn data_blocks(path: &Path) -> Vec<DataBlock> {
         b.seek_to_first();
         let mut keys = Vec::new();
         while b.valid() {
-            keys.push(strata::key::user_key(b.key()).to_vec());
+            keys.push(strata::internal::key::user_key(b.key()).to_vec());
             b.next();
         }
         b.status().unwrap();

@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use strata::fs::FileSystem;
-use strata::version::set::VersionSet;
+use strata::internal::version::set::VersionSet;
 use strata::{Db, Error, Options, WriteOptions};
 use strata_testkit::{
     dump, record_extents, replace_file, CrashMode, FaultFs, History, MemFs, Mutation, Op, Rule, When,

@@ -797,7 +797,7 @@ fn torn_case(keep: usize, big: bool) {
     let wal = newest_wal(&mem);
     let before = mem.contents(&wal).unwrap().len();
     let records_end = {
-        let mut reader = strata::wal::LogReader::new(mem.open_sequential(&wal).unwrap(), false);
+        let mut reader = strata::internal::wal::LogReader::new(mem.open_sequential(&wal).unwrap(), false);
         while reader.read_record().unwrap().is_some() {}
         reader.last_record_end() as usize
     };

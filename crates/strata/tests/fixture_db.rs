@@ -13,15 +13,15 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use strata::batch::decode_payload;
-use strata::blob::BlobReader;
 use strata::fs::default_fs;
-use strata::iter::InternalIterator;
-use strata::sst::format::{read_block, BlockHandle, Footer, FOOTER_LEN};
-use strata::sst::Block;
-use strata::version::edit::{FileMeta, VersionEdit};
-use strata::wal::format::BLOCK_SIZE;
-use strata::wal::LogReader;
-use strata::wal_header::{RecordFlags, WalHeader};
+use strata::internal::blob::BlobReader;
+use strata::internal::iter::InternalIterator;
+use strata::internal::sst::format::{read_block, BlockHandle, Footer, FOOTER_LEN};
+use strata::internal::sst::Block;
+use strata::internal::version::edit::{FileMeta, VersionEdit};
+use strata::internal::wal::format::BLOCK_SIZE;
+use strata::internal::wal::LogReader;
+use strata::internal::wal_header::{RecordFlags, WalHeader};
 use strata::{merge, Compression, Db, Options, ReadOptions, WriteBatch, WriteOptions};
 
 /// The fixture directory, in the source tree.

@@ -11,9 +11,9 @@ mod golden_support;
 
 // Every strata item these tests use, in one place (internal modules are repointed here).
 use golden_support::{assert_golden, hex, le32, le64, spec_masked_crc, spec_varint, unhex, MemDir};
-use strata::blob::format::{decode_header, encode_header, Footer, FOOTER_LEN, HEADER_LEN, MAGIC};
-use strata::blob::{BlobPointer, BlobReader, BlobWriter};
-use strata::version::edit::BlobFileMeta;
+use strata::internal::blob::format::{decode_header, encode_header, Footer, FOOTER_LEN, HEADER_LEN, MAGIC};
+use strata::internal::blob::{BlobPointer, BlobReader, BlobWriter};
+use strata::internal::version::edit::BlobFileMeta;
 use strata::{Compression, Error};
 
 const FILE_NUMBER: u64 = 7;

@@ -13,12 +13,12 @@ use std::sync::Arc;
 
 use golden_support::{assert_golden, le16, le32, le64, spec_masked_crc, unhex, MemDir};
 use strata::batch::decode_payload;
-use strata::key::{make_internal_key, ValueKind};
+use strata::internal::key::{make_internal_key, ValueKind};
+use strata::internal::version::edit::{BlobFileMeta, FileMeta, VersionEdit};
+use strata::internal::wal::format::{RecordType, BLOCK_SIZE, HEADER_SIZE};
+use strata::internal::wal::{LogReader, LogWriter};
+use strata::internal::wal_header::{RecordFlags, WalHeader, HEADER_BYTES};
 use strata::merge;
-use strata::version::edit::{BlobFileMeta, FileMeta, VersionEdit};
-use strata::wal::format::{RecordType, BLOCK_SIZE, HEADER_SIZE};
-use strata::wal::{LogReader, LogWriter};
-use strata::wal_header::{RecordFlags, WalHeader, HEADER_BYTES};
 use strata::{Db, Error, Options, WriteBatch, WriteOptions};
 
 /// Writes `records` as logical records of one log file and returns the file's bytes.

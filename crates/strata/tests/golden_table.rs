@@ -13,14 +13,14 @@ mod golden_support;
 use std::sync::Arc;
 
 use golden_support::{assert_golden, le32, le64, spec_masked_crc, spec_varint, unhex, MemDir};
-use strata::blob::BlobPointer;
-use strata::iter::InternalIterator;
-use strata::key::{make_internal_key, pack_trailer, ValueKind, KIND_FOR_SEEK, MAX_SEQ};
-use strata::sst::bloom::{hash64, BloomBuilder, BloomFilter};
-use strata::sst::format::{
+use strata::internal::blob::BlobPointer;
+use strata::internal::iter::InternalIterator;
+use strata::internal::key::{make_internal_key, pack_trailer, ValueKind, KIND_FOR_SEEK, MAX_SEQ};
+use strata::internal::sst::bloom::{hash64, BloomBuilder, BloomFilter};
+use strata::internal::sst::format::{
     block_trailer, read_block, BlockHandle, Footer, BLOCK_TRAILER_LEN, FOOTER_LEN, MAGIC,
 };
-use strata::sst::{
+use strata::internal::sst::{
     Block, BlockBuilder, Table, TableBuilder, TableBuilderOptions, TableProperties, FORMAT_VERSION,
 };
 use strata::{Compression, Error};

@@ -9,7 +9,7 @@ use std::io::{BufRead, BufReader};
 use std::os::unix::process::ExitStatusExt;
 use std::process::{Command, Stdio};
 
-use strata::util::kill_point::{parse_log_line, POINTS};
+use strata::internal::util::kill_point::{parse_log_line, POINTS};
 use strata::{Db, Options, ReadOptions, WriteOptions};
 
 fn options() -> Options {

@@ -9,8 +9,8 @@ use std::io::{self, BufWriter, Stdout, Write};
 
 use anyhow::{bail, Context, Result};
 use serde_json::{Map, Value};
-use strata::blob::BlobPointer;
-use strata::key::ValueKind;
+use strata::internal::blob::BlobPointer;
+use strata::internal::key::ValueKind;
 
 /// The separator between a key and its value in `scan`, `dump` and `load` lines (as in `ldb`).
 pub const ARROW: &str = " ==> ";

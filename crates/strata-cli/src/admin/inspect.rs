@@ -8,9 +8,9 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 use serde_json::{Map, Value};
+use strata::internal::version::set::VersionSet;
 use strata::options::NUM_LEVELS;
 use strata::verify::{verify_db, VerifyReport};
-use strata::version::set::VersionSet;
 use strata::Db;
 
 use super::format::{object, Out, OutputArgs};

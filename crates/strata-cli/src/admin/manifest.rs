@@ -10,11 +10,11 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 use serde_json::{Map, Value};
-use strata::db::filenames;
-use strata::key;
+use strata::internal::filenames;
+use strata::internal::key;
+use strata::internal::version::version::Version;
+use strata::internal::version::{FileMeta, VersionEdit};
 use strata::options::NUM_LEVELS;
-use strata::version::version::Version;
-use strata::version::{FileMeta, VersionEdit};
 
 use super::format::{object, put_bytes, show, Out, OutputArgs};
 use super::wal::for_each_record;

@@ -216,7 +216,7 @@ pub fn run(cmd: AdminCommand) -> Result<ExitCode> {
 /// `Options::load_latest` reads; `None` when there is none or `dir` cannot be listed (the open
 /// that follows then fails naming the real problem: no directory, not a directory, no access).
 fn newest_options_file(dir: &Path) -> Option<PathBuf> {
-    use strata::db::filenames::{self, FileKind};
+    use strata::internal::filenames::{self, FileKind};
     let names = strata::fs::default_fs().list_dir(dir).ok()?;
     let newest = names
         .into_iter()

@@ -11,13 +11,13 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use serde_json::Value;
-use strata::blob::BlobPointer;
-use strata::db::filenames::{self, FileKind};
 use strata::fs::RandomAccessFile;
-use strata::iter::InternalIterator;
-use strata::key::{self, ValueKind};
-use strata::sst::format::{read_block, BlockHandle, Footer, FOOTER_LEN};
-use strata::sst::{Block, Table, TableProperties};
+use strata::internal::blob::BlobPointer;
+use strata::internal::filenames::{self, FileKind};
+use strata::internal::iter::InternalIterator;
+use strata::internal::key::{self, ValueKind};
+use strata::internal::sst::format::{read_block, BlockHandle, Footer, FOOTER_LEN};
+use strata::internal::sst::{Block, Table, TableProperties};
 
 use super::format::{entry_json, kind_name, object, Out, OutputArgs};
 use super::{EXIT_ERROR, EXIT_OK};

@@ -11,9 +11,9 @@ use std::path::Path;
 use anyhow::{bail, Context, Result};
 use serde_json::Value;
 use strata::batch::{decode_payload, OwnedRecord};
-use strata::key::ValueKind;
-use strata::wal::LogReader;
-use strata::wal_header::{RecordFlags, WalHeader};
+use strata::internal::key::ValueKind;
+use strata::internal::wal::LogReader;
+use strata::internal::wal_header::{RecordFlags, WalHeader};
 
 use super::format::{entry_json, object, Out, OutputArgs, ARROW};
 use super::EXIT_OK;

@@ -4,8 +4,8 @@
 use std::ops::Range;
 
 use crate::error::{Error, Result};
-use crate::options::Compression;
 use crate::util::coding::{self, Reader};
+use crate::util::compress::Compression;
 use crate::util::crc;
 
 /// First and last 8 bytes of every blob file ("STRATABL" read as little-endian ASCII).

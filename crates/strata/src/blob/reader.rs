@@ -11,8 +11,8 @@ use super::format::{self, BlobPointer, Footer, RecordView, FLAG_COMPRESSED, FOOT
 use super::readahead::Readahead;
 use crate::error::{Error, Result};
 use crate::fs::{RandomAccessFile, SequentialHint};
-use crate::options::Compression;
 use crate::util::compress::decompress;
+use crate::util::compress::Compression;
 use crate::util::prefetch::prefetch_read;
 use crate::util::verified::VerifiedOffsets;
 use crate::version::edit::BlobFileMeta;
@@ -86,7 +86,7 @@ impl KnownRecord {
     /// record through another key (which only a bug could produce) goes through the full check,
     /// and fails it, with a probability of 1 - 2^-16.
     fn fingerprint(user_key: &[u8], size: u64) -> u16 {
-        let h = crate::sst::bloom::hash64(user_key) ^ size.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        let h = crate::util::hash::hash64(user_key) ^ size.wrapping_mul(0x9e37_79b9_7f4a_7c15);
         (h >> 48) as u16
     }
 }

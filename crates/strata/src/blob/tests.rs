@@ -8,7 +8,7 @@ use super::format::{BlobPointer, FOOTER_LEN, HEADER_LEN};
 use super::{BlobReader, BlobWriter};
 use crate::error::{Error, Result};
 use crate::fs::{RandomAccessFile, RecordsHints, WritableFile};
-use crate::options::Compression;
+use crate::util::compress::Compression;
 
 #[derive(Clone, Default)]
 struct MemFile(Arc<Mutex<Vec<u8>>>);

@@ -6,7 +6,7 @@
 use super::format::{self, BlobPointer, Footer, FLAG_COMPRESSED};
 use crate::error::Result;
 use crate::fs::{BufferedWriter, WritableFile};
-use crate::options::Compression;
+use crate::util::compress::Compression;
 use crate::util::compress::Compressor;
 use crate::util::kill_point::kill_point;
 use crate::version::edit::BlobFileMeta;

@@ -14,8 +14,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::blob::{BlobPointer, BlobWalk, BlobWriter};
 use crate::compaction::retention::{self, Entry, Rules};
-use crate::db::filenames;
 use crate::error::{Error, Result};
+use crate::filenames;
 use crate::fs::FileSystem;
 use crate::iter::InternalIterator;
 use crate::key::{self, SeqNo, ValueKind};

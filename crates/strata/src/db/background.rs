@@ -20,10 +20,11 @@ use std::time::{Duration, Instant};
 
 use super::family::Family;
 use super::info_log::{Event, Level};
-use super::{filenames, DbInner, SuperVersion};
+use super::{DbInner, SuperVersion};
 use crate::compaction::job::{self, OutputSpec, Outputs};
 use crate::compaction::picker::{self, Compaction};
 use crate::error::{Error, Result};
+use crate::filenames;
 use crate::iter::merging::MergingIterator;
 use crate::iter::InternalIterator;
 use crate::memtable::MemTable;

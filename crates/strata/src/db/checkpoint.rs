@@ -9,8 +9,9 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
 
-use crate::db::{filenames, DbInner};
+use crate::db::DbInner;
 use crate::error::{Error, Result};
+use crate::filenames;
 
 /// Staging directories of the checkpoints this process is making: two at once to the same
 /// target would share one and mix their files.

@@ -71,7 +71,7 @@ impl Db {
     pub fn list_cf(path: impl AsRef<Path>, opts: Options) -> Result<Vec<String>> {
         let path = path.as_ref();
         let fs = Arc::clone(&opts.fs);
-        if fs.is_dir(&path.join(super::filenames::CURRENT))?.is_none() {
+        if fs.is_dir(&path.join(crate::filenames::CURRENT))?.is_none() {
             return Err(Error::NotADatabase(path.to_path_buf()));
         }
         let recovered = VersionSet::recover(path, fs)?;

@@ -190,7 +190,7 @@ mod tests {
     #[test]
     fn a_cache_in_use_lends_only_what_it_leaves_free() {
         let (b, cache) = budget(8 * MIB, 100);
-        let mut builder = crate::sst::BlockBuilder::new(8);
+        let mut builder = crate::sst::block::BlockBuilder::new(8);
         builder.add(b"k", b"v");
         let block = Arc::new(crate::sst::Block::new(builder.finish().to_vec()).unwrap());
         for i in 0..(6 * 1024) {

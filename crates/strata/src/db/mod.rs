@@ -27,9 +27,6 @@ mod db_iter;
 mod families;
 mod family;
 mod family_api;
-// Public only for strata's own tools (sst-dump, manifest-dump); no stability promise.
-#[doc(hidden)]
-pub mod filenames;
 mod info_log;
 mod iter_pool;
 mod memtable_budget;

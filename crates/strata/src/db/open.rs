@@ -14,7 +14,6 @@ use parking_lot::{Condvar, Mutex};
 
 use super::background::BgState;
 use super::family::{family_options, Family, FamilyTable};
-use super::filenames::{self, FileKind};
 use super::properties::Stats;
 use super::recovery_report::{DroppedTail, RecoveryReport};
 use super::table_cache::TableCache;
@@ -24,6 +23,7 @@ use super::{DbInner, SuperVersion};
 use crate::batch::DecodedBatch;
 use crate::compaction::job::{self, OutputSpec};
 use crate::error::{Error, Result};
+use crate::filenames::{self, FileKind};
 use crate::fs::FileSystem;
 use crate::memtable::MemTable;
 use crate::options::{Options, WalRecoveryMode};

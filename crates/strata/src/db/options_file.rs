@@ -20,7 +20,7 @@ use std::path::Path;
 use crate::error::{Error, Result};
 use crate::options::{Compression, Options};
 
-use super::filenames::{self, FileKind};
+use crate::filenames::{self, FileKind};
 
 /// Version of the OPTIONS file layout.
 pub const OPTIONS_FILE_VERSION: u32 = 1;

@@ -14,12 +14,12 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::filenames::{self, FileKind};
 use super::DbInner;
 use crate::batch::DecodedBatch;
 use crate::blob::{BlobPointer, BlobReader};
 use crate::compaction::job::{self, OutputSpec};
 use crate::error::{Error, Result};
+use crate::filenames::{self, FileKind};
 use crate::fs::{FileLock, FileSystem};
 use crate::iter::merging::MergingIterator;
 use crate::iter::InternalIterator;
@@ -34,8 +34,7 @@ use crate::version::version::Version;
 use crate::wal::{LogReader, LogWriter};
 use crate::wal_header::{RecordFlags, WalHeader, WAL_FORMAT_VERSION};
 
-/// The directory, inside the database directory, that repair moves files into.
-pub const LOST_DIR: &str = "lost";
+pub use crate::filenames::LOST_DIR;
 
 /// A file [`Db::repair`](crate::Db::repair) moved into `lost/`, and why.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -14,8 +14,8 @@ use arc_swap::ArcSwap;
 use parking_lot::Mutex;
 
 use crate::blob::BlobReader;
-use crate::db::filenames;
 use crate::error::{Error, Result};
+use crate::filenames;
 use crate::fs::FileSystem;
 use crate::sst::{BlockCache, Table, TableIterator};
 

@@ -13,10 +13,10 @@
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
-use super::filenames;
 use super::recovery_report::{DroppedTail, RecoveryReport};
 use crate::batch::DecodedBatch;
 use crate::error::{Error, Result};
+use crate::filenames;
 use crate::fs::FileSystem;
 use crate::options::WalRecoveryMode;
 use crate::wal::reader::{Damage, LogEvent};

@@ -17,6 +17,8 @@
 mod mapped_range;
 mod posix;
 mod sequential_hint;
+#[cfg(test)]
+pub(crate) mod testfs;
 
 use std::path::Path;
 use std::sync::Arc;

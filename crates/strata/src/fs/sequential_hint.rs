@@ -141,7 +141,7 @@ impl<F: RandomAccessFile> RandomAccessFile for RecordsHints<F> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sst::testfs::{MappedMemRandom, MemRandom};
+    use crate::fs::testfs::{MappedMemRandom, MemRandom};
 
     type Hinted = RecordsHints<MappedMemRandom>;
 

@@ -50,10 +50,6 @@ impl EmptyIterator {
     pub fn new() -> Self {
         Self { error: None }
     }
-    /// An iterator that is never valid and reports `e`.
-    pub fn with_error(e: crate::Error) -> Self {
-        Self { error: Some(e) }
-    }
 }
 
 impl Default for EmptyIterator {

@@ -48,7 +48,7 @@ use super::hash_index::{HashIndex, Nodes, Probe};
 use super::key_tree::{KeyTree, TreeWriter};
 use super::slot_hint::SlotHint;
 use crate::key;
-use crate::sst::bloom::hash64;
+use crate::util::hash::hash64;
 use crate::util::prefetch::prefetch_read;
 
 const POINTER: usize = size_of::<AtomicPtr<u8>>();

@@ -11,7 +11,7 @@
 use std::ptr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use crate::sst::bloom::hash64;
+use crate::util::hash::hash64;
 use crate::util::prefetch::prefetch_read;
 
 /// The first slot's address and the slot mask of a hash-index table (see `hash_index`).

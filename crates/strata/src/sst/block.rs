@@ -72,11 +72,6 @@ impl BlockBuilder {
         self.num_entries == 0
     }
 
-    /// The last key added.
-    pub fn last_key(&self) -> &[u8] {
-        &self.last_key
-    }
-
     /// Appends the restart array and returns the finished block; call [`reset`](Self::reset)
     /// before adding again.
     pub fn finish(&mut self) -> &[u8] {
@@ -617,7 +612,7 @@ mod tests {
 
     #[test]
     fn a_mapped_block_reads_its_bytes_after_every_other_handle_on_the_file_is_gone() {
-        use crate::sst::testfs::{MappedMemRandom, MemRandom};
+        use crate::fs::testfs::{MappedMemRandom, MemRandom};
         let owned = build(40, 4);
         let bytes = owned.bytes().to_vec();
         // The block sits at offset 3 of the file, between other bytes.

@@ -1,12 +1,14 @@
 //! The per-file bloom filter over user keys: a cache-line-blocked bloom (every key's probes fall in
-//! one 64-byte line, so a lookup touches one cache line) and the 64-bit hash it uses.
+//! one 64-byte line, so a lookup touches one cache line), keyed by `util::hash::hash64`.
 //!
-//! This module owns the filter's bytes and hash function only. It must not see internal keys
-//! (callers strip the trailer, so all versions of a user key share one hash) and must not do IO.
+//! This module owns the filter's bytes only; the hash lives in `util::hash`, shared with the
+//! memtable and the blob cache. It must not see internal keys (callers strip the trailer, so all
+//! versions of a user key share one hash) and must not do IO.
 //! Decoding never panics: malformed bytes are `Error::Corruption`.
 
 use crate::error::{Error, Result};
 use crate::util::coding;
+use crate::util::hash::hash64;
 
 /// Bytes per filter line (one CPU cache line).
 pub const LINE_BYTES: usize = 64;
@@ -16,35 +18,6 @@ pub const KIND_BLOCKED_BLOOM: u8 = 1;
 /// Trailer: num_probes u8, kind u8, num_lines u32 LE.
 const TRAILER_LEN: usize = 6;
 const PROBE_MULTIPLIER: u32 = 0x9e37_79b9;
-
-const H_SEED: u64 = 0x5354_5241_5441_4246;
-const H_P1: u64 = 0xa076_1d64_78bd_642f;
-const H_P2: u64 = 0xe703_7ed1_a0b4_28db;
-
-#[inline]
-fn fold_mul(a: u64, b: u64) -> u64 {
-    let r = u128::from(a) * u128::from(b);
-    (r as u64) ^ ((r >> 64) as u64)
-}
-
-/// The filter hash (normative, see docs/format.md): a multiply-fold hash over 8-byte
-/// little-endian words, the tail zero-padded into a final word.
-pub fn hash64(data: &[u8]) -> u64 {
-    let mut h = H_SEED ^ (data.len() as u64).wrapping_mul(H_P1);
-    let mut words = data.chunks_exact(8);
-    for w in &mut words {
-        let mut b = [0u8; 8];
-        b.copy_from_slice(w);
-        h = fold_mul(h ^ u64::from_le_bytes(b) ^ H_P2, H_P1);
-    }
-    let tail = words.remainder();
-    if !tail.is_empty() {
-        let mut b = [0u8; 8];
-        b[..tail.len()].copy_from_slice(tail);
-        h = fold_mul(h ^ u64::from_le_bytes(b) ^ H_P2, H_P1);
-    }
-    fold_mul(h ^ (h >> 29), H_P2)
-}
 
 /// Probes per key for a bits-per-key budget (values chosen for blocked blooms, after RocksDB).
 fn num_probes(bits_per_key: u32) -> u8 {
@@ -216,22 +189,6 @@ mod tests {
         assert!(fp(&tight) < fp(&loose));
         let empty = BloomFilter::decode(BloomBuilder::new(10).finish()).unwrap();
         assert!(!empty.may_contain(b"a"));
-    }
-
-    #[test]
-    fn hash_matches_the_documented_vectors() {
-        // Pinned by docs/format.md: changing the hash breaks every existing filter.
-        assert_eq!(hash64(b""), 0xf76d_71c0_69c1_cfd4);
-        assert_eq!(hash64(b"a"), 0xf7cc_ef79_3d63_ba76);
-        assert_eq!(hash64(b"strata"), 0x9b83_50b4_dba1_dccd);
-        assert_eq!(hash64(b"0123456789abcdef!"), 0xe212_d068_e4fd_69b2);
-    }
-
-    #[test]
-    fn hash_spreads_similar_keys() {
-        assert_ne!(hash64(b""), hash64(b"\0"));
-        assert_ne!(hash64(b"abcdefgh"), hash64(b"abcdefgh\0"));
-        assert_ne!(hash64(b"key1"), hash64(b"key2"));
     }
 
     #[test]

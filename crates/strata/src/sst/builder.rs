@@ -10,8 +10,8 @@ use std::cmp::Ordering;
 use crate::error::{Error, Result};
 use crate::fs::{BufferedWriter, WritableFile};
 use crate::key::{self, ValueKind};
-use crate::options::{Compression, Options};
 use crate::util::coding;
+use crate::util::compress::Compression;
 use crate::util::compress::Compressor;
 use crate::util::kill_point::kill_point;
 
@@ -39,18 +39,6 @@ impl Default for TableBuilderOptions {
             restart_interval: 16,
             bloom_bits_per_key: 10,
             compression: Compression::None,
-        }
-    }
-}
-
-impl TableBuilderOptions {
-    /// The layout for a file written to `level` under the database options.
-    pub fn for_level(opts: &Options, level: usize) -> Self {
-        Self {
-            block_size: opts.block_size,
-            restart_interval: opts.block_restart_interval,
-            bloom_bits_per_key: opts.bloom_bits_per_key,
-            compression: opts.compression_for_level(level),
         }
     }
 }
@@ -204,11 +192,6 @@ impl TableBuilder {
         self.pending_index = Some(h);
         self.data.reset();
         Ok(())
-    }
-
-    /// Entries added so far.
-    pub fn num_entries(&self) -> u64 {
-        self.props.num_entries
     }
 
     /// Approximate size of the file if finished now.

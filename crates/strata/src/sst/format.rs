@@ -7,8 +7,8 @@
 
 use crate::error::{Error, Result};
 use crate::fs::RandomAccessFile;
-use crate::options::Compression;
 use crate::util::coding::{self, Reader};
+use crate::util::compress::Compression;
 use crate::util::{compress, crc};
 
 use super::block::{Block, BlockBuilder};

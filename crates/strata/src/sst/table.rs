@@ -565,11 +565,11 @@ impl InternalIterator for TableIterator {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fs::testfs::{MappedMemRandom, MemRandom, MemWritable};
     use crate::fs::RecordsHints;
     use crate::key::{make_internal_key, seek_key, ValueKind};
-    use crate::options::Compression;
     use crate::sst::builder::{TableBuilder, TableBuilderOptions, TableSummary};
-    use crate::sst::testfs::{MappedMemRandom, MemRandom, MemWritable};
+    use crate::util::compress::Compression;
     use proptest::prelude::*;
 
     type Entries = Vec<(Vec<u8>, Vec<u8>)>;

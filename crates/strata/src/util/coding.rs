@@ -32,16 +32,6 @@ pub fn put_varint(dst: &mut Vec<u8>, mut v: u64) {
     dst.push(v as u8);
 }
 
-/// Number of bytes `put_varint` writes for `v`.
-pub fn varint_len(mut v: u64) -> usize {
-    let mut n = 1;
-    while v >= 0x80 {
-        v >>= 7;
-        n += 1;
-    }
-    n
-}
-
 /// Decodes a varint from the start of `src`; returns the value and the bytes consumed.
 #[inline]
 pub fn get_varint(src: &[u8]) -> Option<(u64, usize)> {
@@ -66,12 +56,6 @@ fn get_multibyte_varint(src: &[u8]) -> Option<(u64, usize)> {
         Some(&b) if b <= 1 => Some((v | u64::from(b) << 63, 10)),
         _ => None, // truncated, or would overflow 64 bits
     }
-}
-
-/// Decodes a varint that must fit in a u32.
-pub fn get_varint32(src: &[u8]) -> Option<(u32, usize)> {
-    let (v, n) = get_varint(src)?;
-    Some((u32::try_from(v).ok()?, n))
 }
 
 /// Appends a varint length followed by the bytes.
@@ -149,6 +133,16 @@ impl<'a> Reader<'a> {
 mod tests {
     use super::*;
 
+    /// Number of bytes `put_varint` should write for `v`: one per started 7 bits.
+    fn varint_len(mut v: u64) -> usize {
+        let mut n = 1;
+        while v >= 0x80 {
+            v >>= 7;
+            n += 1;
+        }
+        n
+    }
+
     #[test]
     fn varint_round_trip_and_lengths() {
         for v in [0u64, 1, 127, 128, 300, 1 << 35, u64::MAX] {
@@ -163,7 +157,6 @@ mod tests {
     fn truncated_and_overlong_varints_are_rejected() {
         assert_eq!(get_varint(&[0x80]), None);
         assert_eq!(get_varint(&[0xff; 11]), None);
-        assert_eq!(get_varint32(&[0xff, 0xff, 0xff, 0xff, 0x7f]), None);
     }
 
     proptest::proptest! {

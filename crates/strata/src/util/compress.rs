@@ -1,7 +1,99 @@
-//! Block and blob compression codecs behind one pair of functions, keyed by [`Compression`].
+//! Block and blob compression codecs behind one pair of functions, keyed by [`Compression`]
+//! (which lives here, below `options`, so that util imports nothing of the engine; `options`
+//! re-exports it).
 
 use crate::error::{Error, Result};
-use crate::options::Compression;
+
+/// Block compression, chosen per level with
+/// [`Options::compression_per_level`](crate::Options::compression_per_level) (and for blob values
+/// with [`Options::blob_compression`](crate::Options::blob_compression)). Every codec is always
+/// readable; `Zstd` can only be written when the `zstd` feature (on by default) is compiled in.
+/// Each block records its codec, so changing the option applies to new files only.
+///
+/// ```
+/// use strata::{Compression, Options};
+/// let mut opts = Options::default();
+/// opts.compression_per_level = vec![Compression::None, Compression::Lz4, Compression::Zstd];
+/// assert_eq!(opts.compression_for_level(0), Compression::None);
+/// assert_eq!(opts.compression_for_level(6), Compression::Zstd); // the last entry applies below
+/// assert_eq!(Compression::parse("LZ4")?, Compression::Lz4);
+/// assert_eq!(Compression::Snappy.name(), "snappy");
+/// # Ok::<(), strata::Error>(())
+/// ```
+// The discriminants are persisted in block trailers: DO NOT CHANGE THEM.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum Compression {
+    /// Stored as is.
+    None = 0,
+    /// Snappy (the `snap` crate).
+    Snappy = 1,
+    /// LZ4 block format (the `lz4_flex` crate).
+    Lz4 = 2,
+    /// Zstandard (the `zstd` crate, feature `zstd`).
+    Zstd = 3,
+}
+
+impl Compression {
+    /// Decodes a persisted compression byte (the `as u8` value); `None` for an unknown byte.
+    ///
+    /// ```
+    /// use strata::Compression;
+    /// assert_eq!(Compression::from_u8(Compression::Lz4 as u8), Some(Compression::Lz4));
+    /// assert_eq!(Compression::from_u8(9), None);
+    /// ```
+    pub fn from_u8(b: u8) -> Option<Self> {
+        match b {
+            0 => Some(Self::None),
+            1 => Some(Self::Snappy),
+            2 => Some(Self::Lz4),
+            3 => Some(Self::Zstd),
+            _ => None,
+        }
+    }
+
+    /// Parses db_bench's `--compression_type` names (`none`/`no`/`nocompression`, `snappy`,
+    /// `lz4`, `zstd`; case-insensitive).
+    ///
+    /// # Errors
+    /// `InvalidArgument` for any other name.
+    ///
+    /// ```
+    /// use strata::Compression;
+    /// assert_eq!(Compression::parse("NoCompression")?, Compression::None);
+    /// assert!(matches!(Compression::parse("gzip"), Err(strata::Error::InvalidArgument(_))));
+    /// # Ok::<(), strata::Error>(())
+    /// ```
+    pub fn parse(s: &str) -> Result<Self> {
+        match s.to_ascii_lowercase().as_str() {
+            "none" | "no" | "nocompression" => Ok(Self::None),
+            "snappy" => Ok(Self::Snappy),
+            "lz4" => Ok(Self::Lz4),
+            "zstd" => Ok(Self::Zstd),
+            other => Err(Error::InvalidArgument(format!(
+                "compression_type: unknown value {other:?} (expected none, snappy, lz4 or zstd)"
+            ))),
+        }
+    }
+
+    /// The name of this compression in OPTIONS files; [`Compression::parse`] reads it back.
+    ///
+    /// ```
+    /// use strata::Compression;
+    /// for c in [Compression::None, Compression::Snappy, Compression::Lz4, Compression::Zstd] {
+    ///     assert_eq!(Compression::parse(c.name())?, c);
+    /// }
+    /// # Ok::<(), strata::Error>(())
+    /// ```
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::None => "none",
+            Self::Snappy => "snappy",
+            Self::Lz4 => "lz4",
+            Self::Zstd => "zstd",
+        }
+    }
+}
 
 /// Compresses one input after another, keeping the codec's state and the output buffer between
 /// calls. Flush compresses every blob value on its own (800 bytes in the benchmarks), so a fresh

@@ -62,7 +62,7 @@ pub const POINTS: &[&str] = &[
     "obsolete.delete.manifest",
 ];
 
-/// True when this build has the `kill-points` feature, so that [`kill_point`] can kill.
+/// True when this build has the `kill-points` feature, so that `kill_point` can kill.
 pub const ENABLED: bool = cfg!(feature = "kill-points");
 
 /// Marks kill point `name` (one of [`POINTS`]). Without the `kill-points` feature this is
@@ -79,6 +79,8 @@ pub fn kill_point(name: &'static str) {
     armed::reach(name);
 }
 
+// Read only by the armed kill points (feature `kill-points`) and the tests.
+#[cfg(any(test, feature = "kill-points"))]
 /// One entry of a `STRATA_KILL_POINTS` spec: the points it covers and their odds, if given.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SpecEntry {
@@ -88,6 +90,7 @@ pub struct SpecEntry {
     pub odds: Option<u64>,
 }
 
+#[cfg(any(test, feature = "kill-points"))]
 impl SpecEntry {
     /// True when this entry covers `point`.
     pub fn covers(&self, point: &str) -> bool {
@@ -95,6 +98,7 @@ impl SpecEntry {
     }
 }
 
+#[cfg(any(test, feature = "kill-points"))]
 /// Parses a `STRATA_KILL_POINTS` spec; `Err` names the entry that is malformed, has odds of 0
 /// or covers no point.
 pub fn parse_spec(spec: &str) -> Result<Vec<SpecEntry>, String> {
@@ -116,6 +120,7 @@ pub fn parse_spec(spec: &str) -> Result<Vec<SpecEntry>, String> {
     Ok(out)
 }
 
+#[cfg(any(test, feature = "kill-points"))]
 /// The odds of each point in [`POINTS`] order under `spec` with default odds `odds`; `None`
 /// for points the spec does not arm (an empty spec arms every point).
 pub fn odds_per_point(spec: &[SpecEntry], odds: u64) -> Vec<Option<u64>> {

@@ -6,6 +6,7 @@
 pub mod coding;
 pub mod compress;
 pub mod crc;
+pub mod hash;
 pub mod kill_point;
 pub mod panics;
 pub mod prefetch;

@@ -45,6 +45,7 @@ impl SleepTimer {
     }
 
     /// The overshoot the next sleep expects.
+    #[cfg(test)]
     pub fn expected_overshoot(&self) -> Duration {
         self.overshoot
     }

@@ -8,4 +8,4 @@ pub mod set;
 #[allow(clippy::module_inception)]
 pub mod version;
 
-pub use edit::{BlobFileMeta, FileMeta, VersionEdit};
+pub use edit::{FileMeta, VersionEdit};

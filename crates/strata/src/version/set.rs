@@ -14,8 +14,8 @@ use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Weak};
 
-use crate::db::filenames;
 use crate::error::{Error, Result};
+use crate::filenames;
 use crate::fs::FileSystem;
 use crate::key::SeqNo;
 use crate::version::edit::{VersionEdit, DEFAULT_FAMILY};

@@ -1,5 +1,9 @@
 //! File names in a database directory, following RocksDB's so users and their tools feel at home:
 //! `NNNNNN.sst`, `NNNNNN.log`, `NNNNNN.blob`, `MANIFEST-NNNNNN`, `CURRENT`, `LOCK`, `OPTIONS-NNNNNN`.
+//!
+//! This module owns the names only: it builds and parses them and must not do IO. It sits low in
+//! the crate (beside `fs`, importing nothing of the engine) because the version set, compaction,
+//! verification and the database itself all name files.
 
 use std::path::{Path, PathBuf};
 
