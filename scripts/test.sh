@@ -4,6 +4,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo fmt --all -- --check
+# The engine's layering: no module imports one above it (db over the components over fs over util).
+scripts/module-deps.sh --up
 cargo clippy --workspace --all-targets -- -D warnings
 cargo test --workspace
 # The engine's kill points, compiled out of every build above: each fires where it is placed and

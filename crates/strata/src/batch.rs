@@ -13,9 +13,8 @@
 //! The batch owns encoding and decoding of that payload and nothing else; it never touches files.
 
 use crate::error::{Error, Result};
-use crate::key::{SeqNo, ValueKind};
+use crate::key::{SeqNo, ValueKind, DEFAULT_FAMILY};
 use crate::util::coding::{self, Reader};
-use crate::version::edit::DEFAULT_FAMILY;
 
 /// The longest key accepted (64 KiB); a longer (or empty) key makes the write fail with
 /// [`Error::InvalidArgument`].

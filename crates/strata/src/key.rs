@@ -30,6 +30,10 @@ pub enum ValueKind {
     Blob = 3,
 }
 
+/// The id of the default column family, the only one a database written before column families
+/// has. Batch records and version edits of it carry no family id.
+pub const DEFAULT_FAMILY: u32 = 0;
+
 /// The kind used in seek targets: larger than every real kind, so a target with sequence `s`
 /// sorts before every real entry of the same user key with sequence `<= s`.
 pub const KIND_FOR_SEEK: u8 = 0xff;

@@ -26,9 +26,8 @@ mod tag {
     pub const MAX_COLUMN_FAMILY: u64 = 14;
 }
 
-/// The id of the default column family, the only one a database written before column
-/// families has; its edits carry no `COLUMN_FAMILY` tag.
-pub const DEFAULT_FAMILY: u32 = 0;
+/// Edits of the default column family carry no `COLUMN_FAMILY` tag.
+pub use crate::key::DEFAULT_FAMILY;
 
 /// An SST file as the MANIFEST records it.
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
