@@ -33,9 +33,7 @@ pub unsafe extern "C" fn strata_open(
         let o = unsafe { handle(options, "options") }?;
         // SAFETY: `name` is NULL or a NUL-terminated string (header contract).
         let path = path_from(unsafe { c_str(name, "name") }?)?;
-        if let Some((opt, e)) = o.errors.iter().next() {
-            return Err(format!("invalid argument: {opt}: {e}"));
-        }
+        o.deferred_error()?;
         let db = Db::open(path, o.opts.clone()).map_err(err_str)?;
         Ok(into_raw(strata_t { db }))
     });
@@ -57,9 +55,7 @@ pub unsafe extern "C" fn strata_repair_db(
         let path = path_from(unsafe { c_str(path, "path") }?)?;
         // SAFETY: `options` is NULL or a live options handle (header contract).
         let o = unsafe { handle(options, "options") }?;
-        if let Some((opt, e)) = o.errors.iter().next() {
-            return Err(format!("invalid argument: {opt}: {e}"));
-        }
+        o.deferred_error()?;
         Db::repair(&path, o.opts.clone()).map(drop).map_err(err_str)
     });
     // SAFETY: `errptr` is NULL or a writable `char*` holding NULL or a malloc'd message (header).

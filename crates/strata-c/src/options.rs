@@ -7,17 +7,20 @@
 
 use std::collections::BTreeMap;
 use std::ffi::{c_char, c_int};
+use std::fmt::Display;
 use std::ptr;
 
-use strata_engine::{merge, Compression, Options, ReadOptions, WriteOptions};
+use strata_engine::options::table;
+use strata_engine::{merge, Compression, Error, Options, ReadOptions, WriteOptions};
 
 use crate::snapshot::strata_snapshot_t;
 use crate::util::{
     c_str, destroy, err_str, finish, guard, guard_or, handle_mut, into_raw, optional_bytes, path_from,
+    CResult,
 };
 
-/// Open options (`strata_options_t`). Setters cannot fail, so a bad value is remembered per
-/// option and reported by `strata_open`.
+/// Open options (`strata_options_t`). Typed setters cannot fail, so a bad value is remembered
+/// per option (keyed by its name in the options table) and reported by `strata_open`.
 pub struct strata_options_t {
     pub(crate) opts: Options,
     pub(crate) errors: BTreeMap<&'static str, String>,
@@ -99,108 +102,147 @@ unsafe fn with_options(options: *mut strata_options_t, f: impl FnOnce(&mut strat
     });
 }
 
-/// Records (or with `None`, clears) a deferred error for option `name`.
-fn set_option_error(o: &mut strata_options_t, name: &'static str, error: Option<String>) {
-    match error {
-        Some(e) => o.errors.insert(name, e),
-        None => o.errors.remove(name),
+impl strata_options_t {
+    /// Records the outcome of setting option `name` where no `errptr` can report it: an error is
+    /// kept for `strata_open`, and success drops an earlier error of the same option (under any
+    /// of its names).
+    fn record(&mut self, name: &str, r: strata_engine::Result<()>) {
+        let Some(def) = table::lookup(name) else { return };
+        match r {
+            Ok(()) => self.errors.remove(def.name()),
+            Err(e) => self.errors.insert(def.name(), err_str(e)),
+        };
+    }
+
+    /// The first error a setter without `errptr` recorded, for `strata_open` and
+    /// `strata_repair_db` to report.
+    pub(crate) fn deferred_error(&self) -> CResult<()> {
+        self.errors.values().next().map_or(Ok(()), |e| Err(e.clone()))
+    }
+}
+
+/// Sets option `name` to `value` through the engine's options table (`Options::set`), for the
+/// typed setters: the value is formatted and parsed like any other, so names and value rules
+/// stay in one place. A bad value is recorded for `strata_open`.
+///
+/// # Safety
+/// `options` is NULL or a live handle from `strata_options_create`.
+unsafe fn set_by_name(options: *mut strata_options_t, name: &'static str, value: impl Display) {
+    let set = |o: &mut strata_options_t| {
+        let r = o.opts.set(name, &value.to_string());
+        o.record(name, r);
     };
+    // SAFETY: forwarded from this function's contract.
+    unsafe { with_options(options, set) }
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn strata_options_set_create_if_missing(options: *mut strata_options_t, v: u8) {
     // SAFETY: `options` is NULL or a live options handle (header contract).
-    unsafe { with_options(options, |o| o.opts.create_if_missing = v != 0) }
+    unsafe { set_by_name(options, "create_if_missing", v != 0) }
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn strata_options_set_error_if_exists(options: *mut strata_options_t, v: u8) {
     // SAFETY: `options` is NULL or a live options handle (header contract).
-    unsafe { with_options(options, |o| o.opts.error_if_exists = v != 0) }
+    unsafe { set_by_name(options, "error_if_exists", v != 0) }
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn strata_options_set_write_buffer_size(options: *mut strata_options_t, v: usize) {
     // SAFETY: `options` is NULL or a live options handle (header contract).
-    unsafe { with_options(options, |o| o.opts.write_buffer_size = v) }
+    unsafe { set_by_name(options, "write_buffer_size", v) }
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn strata_options_set_cache_size(options: *mut strata_options_t, v: usize) {
     // SAFETY: `options` is NULL or a live options handle (header contract).
-    unsafe { with_options(options, |o| o.opts.cache_size = v) }
+    unsafe { set_by_name(options, "cache_size", v) }
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn strata_options_set_block_size(options: *mut strata_options_t, v: usize) {
     // SAFETY: `options` is NULL or a live options handle (header contract).
-    unsafe { with_options(options, |o| o.opts.block_size = v) }
+    unsafe { set_by_name(options, "block_size", v) }
 }
 
+/// A negative value is an error for `strata_open` (the table reads "-1" as no unsigned integer).
 #[no_mangle]
 pub unsafe extern "C" fn strata_options_set_max_open_files(options: *mut strata_options_t, v: c_int) {
     // SAFETY: `options` is NULL or a live options handle (header contract).
-    unsafe {
-        with_options(options, |o| match usize::try_from(v) {
-            Ok(n) => {
-                o.opts.max_open_files = n;
-                set_option_error(o, "max_open_files", None);
-            }
-            Err(_) => set_option_error(o, "max_open_files", Some(format!("must not be negative, got {v}"))),
-        })
-    }
+    unsafe { set_by_name(options, "max_open_files", v) }
 }
 
+/// A negative value is an error for `strata_open`, as for `strata_options_set_max_open_files`.
 #[no_mangle]
 pub unsafe extern "C" fn strata_options_set_bloom_bits_per_key(options: *mut strata_options_t, v: c_int) {
     // SAFETY: `options` is NULL or a live options handle (header contract).
-    unsafe {
-        with_options(options, |o| match u32::try_from(v) {
-            Ok(n) => {
-                o.opts.bloom_bits_per_key = n;
-                set_option_error(o, "bloom_bits_per_key", None);
-            }
-            Err(_) => {
-                set_option_error(o, "bloom_bits_per_key", Some(format!("must not be negative, got {v}")))
-            }
-        })
-    }
+    unsafe { set_by_name(options, "bloom_bits_per_key", v) }
 }
 
+/// The C enum's codes are the persisted compression bytes; the table's `compression` shorthand
+/// does the rest (every level and blobs).
 #[no_mangle]
 pub unsafe extern "C" fn strata_options_set_compression(options: *mut strata_options_t, v: c_int) {
+    let Some(c) = u8::try_from(v).ok().and_then(Compression::from_u8) else {
+        let why = format!("compression: unknown value {v} (expected 0 none, 1 snappy, 2 lz4 or 3 zstd)");
+        // SAFETY: `options` is NULL or a live options handle (header contract).
+        unsafe { with_options(options, |o| o.record("compression", Err(Error::InvalidArgument(why)))) };
+        return;
+    };
     // SAFETY: `options` is NULL or a live options handle (header contract).
-    unsafe {
-        with_options(options, |o| match u8::try_from(v).ok().and_then(Compression::from_u8) {
-            Some(c) => {
-                o.opts.set_compression(c);
-                set_option_error(o, "compression", None);
-            }
-            None => set_option_error(
-                o,
-                "compression",
-                Some(format!("unknown value {v} (expected 0 none, 1 snappy, 2 lz4 or 3 zstd)")),
-            ),
-        })
-    }
+    unsafe { set_by_name(options, "compression", c.name()) }
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn strata_options_set_min_blob_size(options: *mut strata_options_t, v: usize) {
     // SAFETY: `options` is NULL or a live options handle (header contract).
-    unsafe { with_options(options, |o| o.opts.min_blob_size = v) }
+    unsafe { set_by_name(options, "min_blob_size", v) }
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn strata_options_set_sync_gather_micros(options: *mut strata_options_t, v: u32) {
     // SAFETY: `options` is NULL or a live options handle (header contract).
-    unsafe { with_options(options, |o| o.opts.sync_gather_micros = v) }
+    unsafe { set_by_name(options, "sync_gather_micros", v) }
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn strata_options_set_write_spin_micros(options: *mut strata_options_t, v: u32) {
     // SAFETY: `options` is NULL or a live options handle (header contract).
-    unsafe { with_options(options, |o| o.opts.write_spin_micros = v) }
+    unsafe { set_by_name(options, "write_spin_micros", v) }
+}
+
+/// A NUL-terminated UTF-8 argument.
+///
+/// # Safety
+/// As for [`c_str`].
+unsafe fn utf8_arg<'a>(p: *const c_char, what: &str) -> CResult<&'a str> {
+    // SAFETY: forwarded from this function's contract.
+    let s = unsafe { c_str(p, what) }?;
+    s.to_str().map_err(|_| format!("invalid argument: {what} is not UTF-8"))
+}
+
+/// Sets one option by name from text ([`Options::set`]): any name or alias of the engine's
+/// options table, the value as an options file writes it. On error the options are unchanged.
+#[no_mangle]
+pub unsafe extern "C" fn strata_options_set(
+    options: *mut strata_options_t,
+    name: *const c_char,
+    value: *const c_char,
+    errptr: *mut *mut c_char,
+) {
+    let r = guard(|| {
+        // SAFETY: `options` is NULL or a live options handle (header contract).
+        let o = unsafe { handle_mut(options, "options") }?;
+        // SAFETY: `name` and `value` are NULL or NUL-terminated strings (header contract).
+        let (name, value) = unsafe { (utf8_arg(name, "option name")?, utf8_arg(value, "option value")?) };
+        o.opts.set(name, value).map_err(err_str)?;
+        // A valid value replaces an earlier typed setter's deferred error for the option.
+        o.record(name, Ok(()));
+        Ok(())
+    });
+    // SAFETY: `errptr` is NULL or a writable `char*` holding NULL or a malloc'd message (header).
+    unsafe { finish(errptr, r, ()) }
 }
 
 /// Sets options by name from `key=value;key=value` ([`Options::with_option_string`]); on error the
@@ -215,13 +257,11 @@ pub unsafe extern "C" fn strata_options_set_from_string(
         // SAFETY: `options` is NULL or a live options handle (header contract).
         let o = unsafe { handle_mut(options, "options") }?;
         // SAFETY: `text` is NULL or a NUL-terminated string (header contract).
-        let text = unsafe { c_str(text, "options text") }?
-            .to_str()
-            .map_err(|_| "invalid argument: options text is not UTF-8".to_string())?;
+        let text = unsafe { utf8_arg(text, "options text") }?;
         o.opts = o.opts.clone().with_option_string(text).map_err(err_str)?;
         // The options the text set replace an earlier setter's deferred error for them.
         for key in text.split(';').filter_map(|pair| pair.split_once('=')).map(|(k, _)| k.trim()) {
-            o.errors.remove(key);
+            o.record(key, Ok(()));
         }
         Ok(())
     });
