@@ -195,6 +195,8 @@ impl PyDb {
         options: Option<String>,
     ) -> PyResult<Self> {
         let args = OptionArgs {
+            create_if_missing: Some(create_if_missing),
+            error_if_exists: Some(error_if_exists),
             write_buffer_size,
             cache_size,
             bloom_bits_per_key,
@@ -205,7 +207,7 @@ impl PyDb {
             write_spin_micros,
             options,
         };
-        let opts = args.apply(py, Options { create_if_missing, error_if_exists, ..Options::default() })?;
+        let opts = args.apply(py, Options::default())?;
         let has_merge_operator = opts.merge_operator.is_some();
         let r = py.detach(|| Db::open(&path, opts));
         let db = check(py, r)?;

@@ -4,12 +4,14 @@
 //! values beyond what PyO3 converts; that is the engine's options table.
 
 use pyo3::prelude::*;
-use strata::{Compression, Options};
+use strata::Options;
 
-use crate::errors::{check, invalid_argument};
+use crate::errors::check;
 
-/// The option keywords `DB(...)` and `repair_db(...)` share.
+/// The option keywords `DB(...)` and `repair_db(...)` share; `None` is a keyword not given.
 pub(crate) struct OptionArgs {
+    pub(crate) create_if_missing: Option<bool>,
+    pub(crate) error_if_exists: Option<bool>,
     pub(crate) write_buffer_size: Option<usize>,
     pub(crate) cache_size: Option<usize>,
     pub(crate) bloom_bits_per_key: Option<u32>,
@@ -21,45 +23,38 @@ pub(crate) struct OptionArgs {
     pub(crate) options: Option<String>,
 }
 
+/// A keyword's value as the options table reads it.
+fn text<T: ToString>(v: Option<T>) -> Option<String> {
+    v.map(|v| v.to_string())
+}
+
 impl OptionArgs {
-    /// `opts` with every keyword given applied, the `options` string last.
+    /// The keywords given, each under its option name in the engine's table (`compression` is
+    /// the table's shorthand for every level and blobs), with its value as text.
+    fn named(&self) -> Vec<(&'static str, String)> {
+        let keywords = [
+            ("create_if_missing", text(self.create_if_missing)),
+            ("error_if_exists", text(self.error_if_exists)),
+            ("write_buffer_size", text(self.write_buffer_size)),
+            ("cache_size", text(self.cache_size)),
+            ("bloom_bits_per_key", text(self.bloom_bits_per_key)),
+            ("compression", self.compression.clone()),
+            ("min_blob_size", text(self.min_blob_size)),
+            ("merge_operator", self.merge_operator.clone()),
+            ("sync_gather_micros", text(self.sync_gather_micros)),
+            ("write_spin_micros", text(self.write_spin_micros)),
+        ];
+        keywords.into_iter().filter_map(|(name, v)| Some((name, v?))).collect()
+    }
+
+    /// `opts` with every keyword given set by name (`Options::set`), the `options` string last.
     pub(crate) fn apply(self, py: Python<'_>, mut opts: Options) -> PyResult<Options> {
-        if let Some(v) = self.write_buffer_size {
-            opts.write_buffer_size = v;
+        for (name, value) in self.named() {
+            check(py, opts.set(name, &value))?;
         }
-        if let Some(v) = self.cache_size {
-            opts.cache_size = v;
-        }
-        if let Some(v) = self.bloom_bits_per_key {
-            opts.bloom_bits_per_key = v;
-        }
-        if let Some(name) = self.compression {
-            let c = check(py, Compression::parse(&name))?;
-            opts.set_compression(c);
-        }
-        if let Some(v) = self.min_blob_size {
-            opts.min_blob_size = v;
-        }
-        if let Some(v) = self.sync_gather_micros {
-            opts.sync_gather_micros = v;
-        }
-        if let Some(v) = self.write_spin_micros {
-            opts.write_spin_micros = v;
-        }
-        if let Some(name) = self.merge_operator {
-            match strata::merge::builtin(&name) {
-                Some(op) => opts.merge_operator = Some(op),
-                None => {
-                    return Err(invalid_argument(
-                        py,
-                        format!("merge_operator: unknown operator {name:?} (expected \"uint64add\" or \"stringappend\")"),
-                    ))
-                }
-            }
-        }
-        if let Some(text) = self.options {
-            // Last, so that it wins over the keyword arguments (which all have defaults).
-            opts = check(py, opts.with_option_string(&text))?;
+        if let Some(text) = &self.options {
+            // Last, so that it wins over the keyword arguments.
+            opts = check(py, opts.with_option_string(text))?;
         }
         Ok(opts)
     }

@@ -45,6 +45,8 @@ pub(crate) fn repair_db<'py>(
     options: Option<String>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let args = OptionArgs {
+        create_if_missing: None,
+        error_if_exists: None,
         write_buffer_size,
         cache_size,
         bloom_bits_per_key,
