@@ -55,8 +55,8 @@ void strata_free(void* ptr);
 const char* strata_version(void);
 
 /* ---- Open options -------------------------------------------------------------------------
- * Setters cannot fail; an invalid value (e.g. an unknown compression) is reported by
- * strata_open. Range checks on sizes also happen at open. */
+ * The typed setters cannot fail; an invalid value (e.g. an unknown compression, a negative
+ * count) is reported by strata_open. Range checks on sizes also happen at open. */
 
 strata_options_t* strata_options_create(void);
 void strata_options_destroy(strata_options_t* options);
@@ -89,6 +89,15 @@ void strata_options_set_write_spin_micros(strata_options_t* options, uint32_t v)
  * "stringappend" (joins with ','). An unknown name is an error. */
 void strata_options_set_merge_operator_builtin(strata_options_t* options, const char* name,
                                                char** errptr);
+/* Sets one option by name, the value written as in an options file: any option of the OPTIONS
+ * file by its name or an alias (RocksDB's spelling where it differs, e.g.
+ * "level0_file_num_compaction_trigger"; "compression" sets every level and blobs). Sizes may end
+ * in K/M/G/T ("64M"); booleans are "true"/"false" or "1"/"0". On an unknown name or a value that
+ * does not parse, sets *errptr naming the option and the value and leaves the options unchanged.
+ * Ranges are checked by strata_open. A valid value replaces an earlier setter's error for the
+ * same option. */
+void strata_options_set(strata_options_t* options, const char* name, const char* value,
+                        char** errptr);
 /* Sets any options by name, as "key=value;key=value" (RocksDB's GetOptionsFromString): the names
  * and value syntax of the OPTIONS file, e.g. "cache_size=1G;compression_per_level=none:lz4".
  * On error (an unknown or repeated option, a bad value, options that do not validate) sets

@@ -109,6 +109,21 @@ def test_options_string_sets_any_option_and_wins_over_keywords(path):
         strata.DB(path, options="cache_size=1M;cache_size=2M")
 
 
+def test_options_take_rocksdb_names_and_bad_keyword_values_name_the_option(path):
+    text = "level0_file_num_compaction_trigger=5; target_file_size_base=1M; compression_type=zstd"
+    with strata.DB(path, options=text):
+        pass
+    saved = [f for f in os.listdir(path) if f.startswith("OPTIONS-")]
+    with open(os.path.join(path, saved[0])) as f:
+        written = f.read()
+    for line in ("level0_compaction_trigger=5", "target_file_size=1048576", "compression_per_level=zstd"):
+        assert line in written, written
+    with pytest.raises(strata.InvalidArgumentError, match="'level0_compaction_trigger' is set twice"):
+        strata.DB(path, options="level0_file_num_compaction_trigger=5; level0_compaction_trigger=6")
+    with pytest.raises(strata.InvalidArgumentError, match='compression: invalid value "brotli"'):
+        strata.DB(path, compression="brotli")
+
+
 def test_context_manager_closes(path):
     with strata.DB(path) as db:
         db.put(b"a", b"1")

@@ -175,6 +175,29 @@ int main(int argc, char** argv) {
   err = NULL;
   strata_options_set_create_if_missing(options, 1);
 
+  /* One option by name: any name or alias of the table; a bad one names it and changes nothing. */
+  strata_options_set(options, "no_such_option", "1", &err);
+  EXPECT_ERR(err, "unknown option 'no_such_option'");
+  strata_options_set(options, "block_size", "big", &err);
+  EXPECT_ERR(err, "block_size: invalid value \"big\"");
+  strata_options_set(options, NULL, "1", &err);
+  EXPECT_ERR(err, "is NULL");
+  strata_options_set(options, "block_size", NULL, &err);
+  EXPECT_ERR(err, "is NULL");
+  strata_options_set_max_open_files(options, -1); /* an error for open... */
+  CHECK(strata_open(options, path, &err) == NULL);
+  EXPECT_ERR(err, "max_open_files: invalid value \"-1\"");
+  strata_options_set(options, "max_open_files", "200", &err); /* ...that a valid value replaces */
+  CHECK_NO_ERR(err);
+  strata_options_set(options, "level0_file_num_compaction_trigger", "5", &err);
+  CHECK_NO_ERR(err);
+  strata_options_set(options, "write_buffer_size", "64", &err); /* parses; open checks ranges */
+  CHECK_NO_ERR(err);
+  CHECK(strata_open(options, path, &err) == NULL);
+  EXPECT_ERR(err, "write_buffer_size");
+  strata_options_set(options, "write_buffer_size", "2M", &err);
+  CHECK_NO_ERR(err);
+
   /* Open for real. */
   strata_options_set_compression(options, strata_lz4_compression);
   strata_options_set_write_buffer_size(options, 1 << 20);

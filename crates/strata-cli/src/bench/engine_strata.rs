@@ -1,12 +1,13 @@
 //! [`BenchDb`] for the real engine, `strata::Db`.
 //!
 //! Owns: translating [`EngineOptions`] into `strata::Options` (only where a flag was given, so
-//! the engine's defaults stay the defaults) and each benchmark call into one engine call.
+//! the engine's defaults stay the defaults), by name through the engine's options table
+//! (`Options::set`), and each benchmark call into one engine call.
 //! Must not: add work to the measured calls (no copies beyond what the engine API returns) or
 //! second-guess option values; the engine validates them at open and names the bad one.
 
-use anyhow::{anyhow, Context, Result};
-use strata::{Compression, Db, Options, ReadOptions, WriteBatch, WriteOptions};
+use anyhow::{Context, Result};
+use strata::{Db, Options, ReadOptions, WriteBatch, WriteOptions};
 
 use super::engine::{BenchDb, EngineOptions, StatsKind};
 
@@ -30,59 +31,50 @@ fn options(o: &EngineOptions) -> Result<Options> {
         Some(name) => Options::preset(name)?,
         None => Options::default(),
     };
-    let mut opts = Options {
-        // db_bench's --use_existing_db=1 fails on a missing database rather than benchmarking an
-        // empty one.
-        create_if_missing: !o.use_existing,
-        error_if_exists: false,
-        cache_size: o.cache_size,
-        latency_histograms: o.statistics,
-        ..base
-    };
-    opts.set_compression(Compression::parse(&o.compression)?);
-    if let Some(bits) = o.bloom_bits {
-        opts.bloom_bits_per_key = bits;
-    }
-    if let Some(v) = o.write_buffer_size {
-        opts.write_buffer_size = v;
-    }
-    if let Some(v) = o.min_blob_size {
-        opts.min_blob_size = v;
-    }
-    if let Some(v) = o.max_write_buffer_number {
-        opts.max_write_buffer_number = v;
-    }
-    if let Some(v) = o.compaction_nice {
-        opts.compaction_nice = v;
-    }
-    if let Some(v) = o.sync_gather_micros {
-        opts.sync_gather_micros = v;
-    }
-    if let Some(v) = o.write_spin_micros {
-        opts.write_spin_micros = v;
-    }
-    if let Some(v) = o.target_file_size {
-        opts.target_file_size = v;
-    }
-    if let Some(v) = o.level0_compaction_trigger {
-        opts.level0_compaction_trigger = v;
-    }
-    if let Some(v) = o.block_size {
-        opts.block_size = v;
-    }
-    if let Some(v) = o.block_restart_interval {
-        opts.block_restart_interval = v;
-    }
-    if let Some(name) = &o.merge_operator {
-        let op = strata::merge::builtin(name).ok_or_else(|| {
-            anyhow!("unknown --merge_operator {name:?} (strata has uint64add and stringappend)")
-        })?;
-        opts.merge_operator = Some(op);
+    // db_bench's --use_existing_db=1 fails on a missing database rather than benchmarking an
+    // empty one.
+    let mut opts = Options { create_if_missing: !o.use_existing, error_if_exists: false, ..base };
+    for (flag, name, value) in option_flags(o) {
+        if let Some(value) = value {
+            opts.set(name, &value).with_context(|| format!("--{flag}"))?;
+        }
     }
     if let Some(text) = &o.options {
         opts = opts.with_option_string(text).context("--options")?;
     }
     Ok(opts)
+}
+
+/// A flag's value as the options table reads it.
+fn text<T: ToString>(v: Option<T>) -> Option<String> {
+    v.map(|v| v.to_string())
+}
+
+/// The flags that are strata options, as (flag, the option's name or alias in the engine's
+/// table, the value as text or `None` when the flag was not given). Every flag but
+/// `--statistics` is spelled as the option's name or one of its aliases (db_bench's spelling).
+fn option_flags(o: &EngineOptions) -> [(&'static str, &'static str, Option<String>); 15] {
+    [
+        ("cache_size", "cache_size", text(Some(o.cache_size))),
+        ("statistics", "latency_histograms", text(Some(o.statistics))),
+        ("compression_type", "compression_type", Some(o.compression.clone())),
+        ("bloom_bits", "bloom_bits", text(o.bloom_bits)),
+        ("write_buffer_size", "write_buffer_size", text(o.write_buffer_size)),
+        ("min_blob_size", "min_blob_size", text(o.min_blob_size)),
+        ("max_write_buffer_number", "max_write_buffer_number", text(o.max_write_buffer_number)),
+        ("compaction_nice", "compaction_nice", text(o.compaction_nice)),
+        ("sync_gather_micros", "sync_gather_micros", text(o.sync_gather_micros)),
+        ("write_spin_micros", "write_spin_micros", text(o.write_spin_micros)),
+        ("target_file_size_base", "target_file_size_base", text(o.target_file_size)),
+        (
+            "level0_file_num_compaction_trigger",
+            "level0_file_num_compaction_trigger",
+            text(o.level0_compaction_trigger),
+        ),
+        ("block_size", "block_size", text(o.block_size)),
+        ("block_restart_interval", "block_restart_interval", text(o.block_restart_interval)),
+        ("merge_operator", "merge_operator", o.merge_operator.clone()),
+    ]
 }
 
 fn write_options(sync: bool, disable_wal: bool) -> WriteOptions {
@@ -163,6 +155,8 @@ impl BenchDb for StrataDb {
 
 #[cfg(test)]
 mod tests {
+    use strata::Compression;
+
     use super::*;
 
     #[test]
@@ -179,6 +173,32 @@ mod tests {
 
         o.preset = Some("fastest".into());
         assert!(options(&o).unwrap_err().to_string().contains("fastest"));
+    }
+
+    #[test]
+    fn every_option_flag_names_an_option_of_the_table() {
+        let dir = tempfile::tempdir().unwrap();
+        let o = EngineOptions::for_test(dir.path());
+        for (flag, name, _) in option_flags(&o) {
+            assert!(strata::options::table::lookup(name).is_some(), "--{flag}: {name}");
+        }
+        let mut o = EngineOptions::for_test(dir.path());
+        (o.target_file_size, o.level0_compaction_trigger, o.bloom_bits) = (Some(1 << 20), Some(7), Some(12));
+        (o.compression, o.statistics, o.merge_operator) = ("lz4".into(), true, Some("uint64add".into()));
+        let opts = options(&o).unwrap();
+        assert_eq!(
+            (opts.target_file_size, opts.level0_compaction_trigger, opts.bloom_bits_per_key),
+            (1 << 20, 7, 12)
+        );
+        assert_eq!(
+            (opts.compression_for_level(0), opts.blob_compression),
+            (Compression::Lz4, Compression::Lz4)
+        );
+        assert!(opts.latency_histograms && opts.merge_operator.is_some());
+
+        o.merge_operator = Some("max".into());
+        let err = format!("{:#}", options(&o).unwrap_err());
+        assert!(err.starts_with("--merge_operator: ") && err.contains("\"max\""), "{err}");
     }
 
     #[test]

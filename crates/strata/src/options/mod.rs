@@ -1,8 +1,17 @@
 //! Options for opening a database, writing and reading; validated once at open so that a bad
 //! value is an `InvalidArgument` naming the option, never a misbehaving engine later.
+//!
+//! This module owns the option structs, their defaults and `validate`. Options by name live in
+//! [`table`] (names, aliases, parsing and formatting: `Options::set`, `Options::get`), value
+//! syntax in `value.rs`; the options file's layout is `db/options_file.rs`'s.
+
+pub mod table;
+mod value;
 
 use std::fmt;
 use std::sync::Arc;
+
+pub use table::Scope;
 
 use crate::error::{Error, Result};
 use crate::fs::FileSystem;

@@ -1,0 +1,377 @@
+//! The database handle: open, repair and close, reads and writes, and maintenance calls
+//! (`strata_open`, `strata_put`, `strata_get`, `strata_flush`, `strata_property_value`, ...).
+//!
+//! Owns: `strata_t` and every call that takes one, except snapshots and iterators (their own
+//! modules). Must not: keep state beyond the engine handle; every call maps to one engine call.
+
+use std::ffi::c_char;
+use std::ptr;
+
+use strata_engine::Db;
+
+use crate::batch::strata_writebatch_t;
+use crate::options::{strata_options_t, strata_readoptions_t, strata_writeoptions_t};
+use crate::util::{
+    bytes, c_str, err_str, finish, guard, guard_or, handle, into_raw, malloc_c_string, malloc_copy,
+    optional_bytes, path_from, set_error, CResult,
+};
+
+/// An open database (`strata_t`).
+pub struct strata_t {
+    pub(crate) db: Db,
+}
+
+/// Opens the database at `name`. NULL on error.
+#[no_mangle]
+pub unsafe extern "C" fn strata_open(
+    options: *const strata_options_t,
+    name: *const c_char,
+    errptr: *mut *mut c_char,
+) -> *mut strata_t {
+    let r = guard(|| {
+        // SAFETY: `options` is NULL or a live options handle (header contract).
+        let o = unsafe { handle(options, "options") }?;
+        // SAFETY: `name` is NULL or a NUL-terminated string (header contract).
+        let path = path_from(unsafe { c_str(name, "name") }?)?;
+        o.deferred_error()?;
+        let db = Db::open(path, o.opts.clone()).map_err(err_str)?;
+        Ok(into_raw(strata_t { db }))
+    });
+    // SAFETY: `errptr` is NULL or a writable `char*` holding NULL or a malloc'd message (header).
+    unsafe { finish(errptr, r, ptr::null_mut()) }
+}
+
+/// Rebuilds the database at `path`, which need not open, from its data files (`Db::repair`,
+/// RocksDB's `rocksdb_repair_db`, arguments in the order path, options). Files it takes out are
+/// moved to `path/lost/`; the engine logs each through `tracing`.
+#[no_mangle]
+pub unsafe extern "C" fn strata_repair_db(
+    path: *const c_char,
+    options: *const strata_options_t,
+    errptr: *mut *mut c_char,
+) {
+    let r = guard(|| {
+        // SAFETY: `path` is NULL or a NUL-terminated string (header contract).
+        let path = path_from(unsafe { c_str(path, "path") }?)?;
+        // SAFETY: `options` is NULL or a live options handle (header contract).
+        let o = unsafe { handle(options, "options") }?;
+        o.deferred_error()?;
+        Db::repair(&path, o.opts.clone()).map(drop).map_err(err_str)
+    });
+    // SAFETY: `errptr` is NULL or a writable `char*` holding NULL or a malloc'd message (header).
+    unsafe { finish(errptr, r, ()) }
+}
+
+/// Closes the database: stops background work and syncs the WAL. NULL is a no-op.
+#[no_mangle]
+pub unsafe extern "C" fn strata_close(db: *mut strata_t) {
+    if db.is_null() {
+        return;
+    }
+    // SAFETY: `db` came from `strata_open` and is not used again (header contract).
+    let boxed = unsafe { Box::from_raw(db) };
+    let _ = guard(move || boxed.db.close().map_err(err_str));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reads and writes
+// ---------------------------------------------------------------------------------------------
+
+#[no_mangle]
+pub unsafe extern "C" fn strata_put(
+    db: *mut strata_t,
+    options: *const strata_writeoptions_t,
+    key: *const c_char,
+    keylen: usize,
+    val: *const c_char,
+    vallen: usize,
+    errptr: *mut *mut c_char,
+) {
+    let r = guard(|| {
+        // SAFETY: `db` and `options` are NULL or live handles (header contract).
+        let (db, o) = unsafe { (handle(db, "db")?, handle(options, "write options")?) };
+        // SAFETY: `key`/`val` are NULL or point to `keylen`/`vallen` bytes (header contract).
+        let (k, v) = unsafe { (bytes(key, keylen, "key")?, bytes(val, vallen, "value")?) };
+        db.db.put(&o.opts, k, v).map_err(err_str)
+    });
+    // SAFETY: `errptr` is NULL or a writable `char*` holding NULL or a malloc'd message (header).
+    unsafe { finish(errptr, r, ()) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn strata_delete(
+    db: *mut strata_t,
+    options: *const strata_writeoptions_t,
+    key: *const c_char,
+    keylen: usize,
+    errptr: *mut *mut c_char,
+) {
+    let r = guard(|| {
+        // SAFETY: `db` and `options` are NULL or live handles (header contract).
+        let (db, o) = unsafe { (handle(db, "db")?, handle(options, "write options")?) };
+        // SAFETY: `key` is NULL or points to `keylen` bytes (header contract).
+        let k = unsafe { bytes(key, keylen, "key") }?;
+        db.db.delete(&o.opts, k).map_err(err_str)
+    });
+    // SAFETY: `errptr` is NULL or a writable `char*` holding NULL or a malloc'd message (header).
+    unsafe { finish(errptr, r, ()) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn strata_merge(
+    db: *mut strata_t,
+    options: *const strata_writeoptions_t,
+    key: *const c_char,
+    keylen: usize,
+    val: *const c_char,
+    vallen: usize,
+    errptr: *mut *mut c_char,
+) {
+    let r = guard(|| {
+        // SAFETY: `db` and `options` are NULL or live handles (header contract).
+        let (db, o) = unsafe { (handle(db, "db")?, handle(options, "write options")?) };
+        // SAFETY: `key`/`val` are NULL or point to `keylen`/`vallen` bytes (header contract).
+        let (k, v) = unsafe { (bytes(key, keylen, "key")?, bytes(val, vallen, "operand")?) };
+        db.db.merge(&o.opts, k, v).map_err(err_str)
+    });
+    // SAFETY: `errptr` is NULL or a writable `char*` holding NULL or a malloc'd message (header).
+    unsafe { finish(errptr, r, ()) }
+}
+
+/// Applies `batch` atomically. The batch is not consumed.
+#[no_mangle]
+pub unsafe extern "C" fn strata_write(
+    db: *mut strata_t,
+    options: *const strata_writeoptions_t,
+    batch: *const strata_writebatch_t,
+    errptr: *mut *mut c_char,
+) {
+    let r = guard(|| {
+        // SAFETY: `db`, `options` and `batch` are NULL or live handles (header contract).
+        let (db, o, b) =
+            unsafe { (handle(db, "db")?, handle(options, "write options")?, handle(batch, "batch")?) };
+        if let Some(e) = &b.error {
+            return Err(e.clone());
+        }
+        db.db.write(&o.opts, b.batch.clone()).map_err(err_str)
+    });
+    // SAFETY: `errptr` is NULL or a writable `char*` holding NULL or a malloc'd message (header).
+    unsafe { finish(errptr, r, ()) }
+}
+
+/// Reads `num_keys` keys at one point in time (`Db::multi_get`; RocksDB's `rocksdb_multi_get`).
+/// For each `i`: `values_list[i]` is the malloc'd value with its length in `values_list_sizes[i]`,
+/// or NULL with length 0 when the key is absent or its read failed, and `errs[i]` is NULL or that
+/// read's error. An error of the call itself (a NULL handle or array) goes to every `errs[i]`.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn strata_multi_get(
+    db: *mut strata_t,
+    options: *const strata_readoptions_t,
+    num_keys: usize,
+    keys_list: *const *const c_char,
+    keys_list_sizes: *const usize,
+    values_list: *mut *mut c_char,
+    values_list_sizes: *mut usize,
+    errs: *mut *mut c_char,
+) {
+    if num_keys == 0 {
+        return;
+    }
+    let outputs = !values_list.is_null() && !values_list_sizes.is_null();
+    let r = guard(|| {
+        // SAFETY: `db` and `options` are NULL or live handles (header contract).
+        let (db, o) = unsafe { (handle(db, "db")?, handle(options, "read options")?) };
+        if keys_list.is_null() || keys_list_sizes.is_null() || !outputs || errs.is_null() {
+            return Err("invalid argument: an array passed to strata_multi_get is NULL".to_string());
+        }
+        // SAFETY: non-NULL, and each holds `num_keys` elements (header contract).
+        let (ptrs, lens) = unsafe {
+            (
+                std::slice::from_raw_parts(keys_list, num_keys),
+                std::slice::from_raw_parts(keys_list_sizes, num_keys),
+            )
+        };
+        // SAFETY: each key pointer is NULL or points to its length's bytes (header contract).
+        let keys = ptrs.iter().zip(lens).map(|(&p, &len)| unsafe { bytes(p, len, "key") });
+        let keys: Vec<&[u8]> = keys.collect::<CResult<_>>()?;
+        Ok(db.db.multi_get(&o.opts, &keys))
+    });
+    for i in 0..num_keys {
+        let (value, error) = match &r {
+            Ok(results) => match &results[i] {
+                Ok(Some(v)) => match malloc_copy(v, false) {
+                    Some(buf) => ((buf, v.len()), None),
+                    None => {
+                        ((ptr::null_mut(), 0), Some(format!("out of memory allocating {} bytes", v.len())))
+                    }
+                },
+                Ok(None) => ((ptr::null_mut(), 0), None),
+                Err(e) => ((ptr::null_mut(), 0), Some(e.to_string())),
+            },
+            Err(msg) => ((ptr::null_mut(), 0), Some(msg.clone())),
+        };
+        if outputs {
+            // SAFETY: both arrays are non-NULL and hold `num_keys` writable slots (header).
+            unsafe { (*values_list.add(i), *values_list_sizes.add(i)) = value };
+        }
+        if let (Some(msg), false) = (error, errs.is_null()) {
+            // SAFETY: `errs` holds `num_keys` slots, each NULL or a malloc'd message (header).
+            unsafe { set_error(errs.add(i), &msg) };
+        }
+    }
+}
+
+/// The value of `key`, malloc'd, with its length in `*vallen`; NULL with `*vallen == 0` when the
+/// key is absent or on error.
+#[no_mangle]
+pub unsafe extern "C" fn strata_get(
+    db: *mut strata_t,
+    options: *const strata_readoptions_t,
+    key: *const c_char,
+    keylen: usize,
+    vallen: *mut usize,
+    errptr: *mut *mut c_char,
+) -> *mut c_char {
+    // SAFETY: `vallen` is NULL or writable (header contract).
+    let vallen = unsafe { vallen.as_mut() };
+    let r = guard(|| {
+        // SAFETY: `db` and `options` are NULL or live handles (header contract).
+        let (db, o) = unsafe { (handle(db, "db")?, handle(options, "read options")?) };
+        // SAFETY: `key` is NULL or points to `keylen` bytes (header contract).
+        let k = unsafe { bytes(key, keylen, "key") }?;
+        match db.db.get(&o.opts, k).map_err(err_str)? {
+            None => Ok((ptr::null_mut(), 0)),
+            Some(v) => {
+                let buf = malloc_copy(&v, false)
+                    .ok_or_else(|| format!("out of memory allocating {} bytes", v.len()))?;
+                Ok((buf, v.len()))
+            }
+        }
+    });
+    // SAFETY: `errptr` is NULL or a writable `char*` holding NULL or a malloc'd message (header).
+    let (buf, len) = unsafe { finish(errptr, r, (ptr::null_mut(), 0)) };
+    match vallen {
+        Some(out) => *out = len,
+        None if !buf.is_null() => {
+            // The caller could not learn the length: do not hand out the buffer.
+            // SAFETY: `buf` was malloc'd above and not handed out.
+            unsafe { libc::free(buf.cast()) };
+            // SAFETY: as above for `errptr`.
+            unsafe { set_error(errptr, "invalid argument: vallen is NULL") };
+            return ptr::null_mut();
+        }
+        None => {}
+    }
+    buf
+}
+
+// ---------------------------------------------------------------------------------------------
+// Maintenance
+// ---------------------------------------------------------------------------------------------
+
+/// Flushes the memtable to an SST file and waits for it.
+#[no_mangle]
+pub unsafe extern "C" fn strata_flush(db: *mut strata_t, errptr: *mut *mut c_char) {
+    let r = guard(|| {
+        // SAFETY: `db` is NULL or a live database handle (header contract).
+        unsafe { handle(db, "db") }?.db.flush().map_err(err_str)
+    });
+    // SAFETY: `errptr` is NULL or a writable `char*` holding NULL or a malloc'd message (header).
+    unsafe { finish(errptr, r, ()) }
+}
+
+/// Writes an openable copy of the database to the directory `path`, which must not exist
+/// (`Db::checkpoint`; RocksDB's `rocksdb_checkpoint_create`).
+#[no_mangle]
+pub unsafe extern "C" fn strata_checkpoint(db: *mut strata_t, path: *const c_char, errptr: *mut *mut c_char) {
+    let r = guard(|| {
+        // SAFETY: `db` is NULL or a live database handle (header contract).
+        let db = unsafe { handle(db, "db") }?;
+        // SAFETY: `path` is NULL or a NUL-terminated string (header contract).
+        let path = path_from(unsafe { c_str(path, "path") }?)?;
+        db.db.checkpoint(path).map_err(err_str)
+    });
+    // SAFETY: `errptr` is NULL or a writable `char*` holding NULL or a malloc'd message (header).
+    unsafe { finish(errptr, r, ()) }
+}
+
+/// Makes every acknowledged write durable, as if each had been written with `sync` set
+/// (RocksDB's `SyncWAL`): fdatasyncs the current WAL and any older one still holding unsynced
+/// records.
+#[no_mangle]
+pub unsafe extern "C" fn strata_sync_wal(db: *mut strata_t, errptr: *mut *mut c_char) {
+    let r = guard(|| {
+        // SAFETY: `db` is NULL or a live database handle (header contract).
+        unsafe { handle(db, "db") }?.db.sync_wal().map_err(err_str)
+    });
+    // SAFETY: `errptr` is NULL or a writable `char*` holding NULL or a malloc'd message (header).
+    unsafe { finish(errptr, r, ()) }
+}
+
+/// Leaves the read-only state a retryable background error (a full disk) put the database in
+/// (`Db::resume`; RocksDB's `rocksdb_resume`): retries the failed work and accepts writes again
+/// if it succeeds. Does nothing without a background error; sets `errptr` to the error when it
+/// is not retryable or the retry fails, and the database stays read-only.
+#[no_mangle]
+pub unsafe extern "C" fn strata_resume(db: *mut strata_t, errptr: *mut *mut c_char) {
+    let r = guard(|| {
+        // SAFETY: `db` is NULL or a live database handle (header contract).
+        unsafe { handle(db, "db") }?.db.resume().map_err(err_str)
+    });
+    // SAFETY: `errptr` is NULL or a writable `char*` holding NULL or a malloc'd message (header).
+    unsafe { finish(errptr, r, ()) }
+}
+
+/// Waits until no flush or compaction runs or is due (`Db::wait_for_compactions`): 1 once
+/// settled, 0 if `timeout_micros` (negative: no limit) passed first or on an error.
+#[no_mangle]
+pub unsafe extern "C" fn strata_wait_for_compactions(
+    db: *mut strata_t,
+    timeout_micros: i64,
+    errptr: *mut *mut c_char,
+) -> u8 {
+    let r = guard(|| {
+        // SAFETY: `db` is NULL or a live database handle (header contract).
+        let db = unsafe { handle(db, "db") }?;
+        let timeout = u64::try_from(timeout_micros).ok().map(std::time::Duration::from_micros);
+        db.db.wait_for_compactions(timeout).map(u8::from).map_err(err_str)
+    });
+    // SAFETY: `errptr` is NULL or a writable `char*` holding NULL or a malloc'd message (header).
+    unsafe { finish(errptr, r, 0) }
+}
+
+/// Compacts `[start, limit]`; a NULL `start` or `limit` means unbounded on that side.
+#[no_mangle]
+pub unsafe extern "C" fn strata_compact_range(
+    db: *mut strata_t,
+    start_key: *const c_char,
+    start_key_len: usize,
+    limit_key: *const c_char,
+    limit_key_len: usize,
+    errptr: *mut *mut c_char,
+) {
+    let r = guard(|| {
+        // SAFETY: `db` is NULL or a live database handle (header contract).
+        let db = unsafe { handle(db, "db") }?;
+        // SAFETY: each key is NULL or points to its length in bytes (header contract).
+        let (start, limit) =
+            unsafe { (optional_bytes(start_key, start_key_len), optional_bytes(limit_key, limit_key_len)) };
+        db.db.compact_range(start.as_deref(), limit.as_deref()).map_err(err_str)
+    });
+    // SAFETY: `errptr` is NULL or a writable `char*` holding NULL or a malloc'd message (header).
+    unsafe { finish(errptr, r, ()) }
+}
+
+/// The value of a named property as a malloc'd NUL-terminated string, or NULL when unknown.
+#[no_mangle]
+pub unsafe extern "C" fn strata_property_value(db: *mut strata_t, propname: *const c_char) -> *mut c_char {
+    guard_or(ptr::null_mut(), || {
+        // SAFETY: `db` is NULL or a live database handle (header contract).
+        let db = unsafe { handle(db, "db") }?;
+        // SAFETY: `propname` is NULL or a NUL-terminated string (header contract).
+        let name = unsafe { c_str(propname, "property name") }?;
+        let name = name.to_str().map_err(|_| "property name is not UTF-8".to_string())?;
+        Ok(db.db.property(name).map_or(ptr::null_mut(), |v| malloc_c_string(&v)))
+    })
+}

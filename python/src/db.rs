@@ -1,0 +1,503 @@
+//! `strata.DB`: an open database, its reads, writes and maintenance calls, and the factories of
+//! write batches, snapshots and iterators.
+//!
+//! Owns: the engine handle and its lifetime (`close()`, garbage collection, invalidating live
+//! iterators). Must not: hold a Rust mutex while acquiring the GIL, or call the engine with the
+//! GIL held when the call may do IO.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Weak};
+
+use parking_lot::Mutex;
+use pyo3::exceptions::PyKeyError;
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+use strata::{Db, Options, ReadOptions, WriteBatch, WriteOptions};
+
+use crate::args::{bytes_arg, opt_bytes_arg};
+use crate::batch::PyWriteBatch;
+use crate::errors::{check, closed_error, invalid_argument};
+use crate::iterator::{IterState, Pos, PyIterator};
+use crate::options::OptionArgs;
+use crate::snapshot::PySnapshot;
+
+/// An open strata database.
+#[pyclass(module = "strata._strata", name = "DB", frozen)]
+pub(crate) struct PyDb {
+    pub(crate) db: Mutex<Option<Db>>,
+    pub(crate) path: PathBuf,
+    pub(crate) has_merge_operator: bool,
+    pub(crate) iters: Mutex<Vec<Weak<Mutex<IterState>>>>,
+}
+
+impl PyDb {
+    /// A clone of the engine handle, or `ClosedError`.
+    pub(crate) fn handle(&self, py: Python<'_>) -> PyResult<Db> {
+        self.db.lock().clone().ok_or_else(|| closed_error(py, "database"))
+    }
+
+    fn read_options(
+        &self,
+        py: Python<'_>,
+        snapshot: Option<&Bound<'_, PySnapshot>>,
+        fill_cache: bool,
+    ) -> PyResult<ReadOptions> {
+        let mut ro = ReadOptions::new();
+        ro.fill_cache = fill_cache;
+        if let Some(s) = snapshot {
+            let s = s.get();
+            if !std::ptr::eq(s.db.get(), self) {
+                return Err(invalid_argument(py, "snapshot belongs to another database".into()));
+            }
+            ro.snapshot = Some(s.handle(py)?);
+        }
+        Ok(ro)
+    }
+
+    pub(crate) fn get_impl<'py>(
+        &self,
+        py: Python<'py>,
+        key: &Bound<'py, PyAny>,
+        snapshot: Option<&Bound<'py, PySnapshot>>,
+        fill_cache: bool,
+    ) -> PyResult<Option<Bound<'py, PyBytes>>> {
+        let key = bytes_arg(key, "key")?;
+        let db = self.handle(py)?;
+        let ro = self.read_options(py, snapshot, fill_cache)?;
+        let k = key.as_bytes();
+        let r = py.detach(|| db.get(&ro, k));
+        Ok(check(py, r)?.map(|v| PyBytes::new(py, &v)))
+    }
+
+    pub(crate) fn write_impl(&self, py: Python<'_>, wo: WriteOptions, batch: WriteBatch) -> PyResult<()> {
+        let db = self.handle(py)?;
+        let r = py.detach(|| db.write(&wo, batch));
+        check(py, r)
+    }
+
+    fn single_write(
+        &self,
+        py: Python<'_>,
+        wo: WriteOptions,
+        fill: impl FnOnce(&mut WriteBatch, &[u8]),
+        key: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
+        let key = bytes_arg(key, "key")?;
+        let mut batch = WriteBatch::new();
+        fill(&mut batch, key.as_bytes());
+        self.write_impl(py, wo, batch)
+    }
+
+    pub(crate) fn check_merge(&self, py: Python<'_>) -> PyResult<()> {
+        if self.has_merge_operator {
+            Ok(())
+        } else {
+            Err(invalid_argument(
+                py,
+                "merge needs a merge operator: open the database with merge_operator=\"uint64add\" \
+                 or merge_operator=\"stringappend\""
+                    .into(),
+            ))
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn iterator_impl(
+        &self,
+        py: Python<'_>,
+        start: Option<&Bound<'_, PyAny>>,
+        stop: Option<&Bound<'_, PyAny>>,
+        prefix: Option<&Bound<'_, PyAny>>,
+        reverse: bool,
+        include_key: bool,
+        include_value: bool,
+        snapshot: Option<&Bound<'_, PySnapshot>>,
+        fill_cache: bool,
+    ) -> PyResult<PyIterator> {
+        if !include_key && !include_value {
+            return Err(invalid_argument(py, "include_key and include_value cannot both be False".into()));
+        }
+        let mut ro = self.read_options(py, snapshot, fill_cache)?;
+        ro.lower_bound = opt_bytes_arg(start, "start")?;
+        ro.upper_bound = opt_bytes_arg(stop, "stop")?;
+        ro.prefix = opt_bytes_arg(prefix, "prefix")?;
+        let db = self.handle(py)?;
+        let r = py.detach(|| db.iter(&ro));
+        let it = check(py, r)?;
+        let state = Arc::new(Mutex::new(IterState { it: Some(it), pos: Pos::Unstarted }));
+        {
+            let mut iters = self.iters.lock();
+            iters.retain(|w| w.strong_count() > 0);
+            iters.push(Arc::downgrade(&state));
+        }
+        Ok(PyIterator { state, reverse, include_key, include_value })
+    }
+
+    /// Drops every live engine iterator so the engine can shut down and release its lock.
+    fn drop_iterators(&self) {
+        let iters = std::mem::take(&mut *self.iters.lock());
+        for w in iters {
+            if let Some(state) = w.upgrade() {
+                let mut st = state.lock();
+                st.it = None;
+            }
+        }
+    }
+}
+
+impl Drop for PyDb {
+    /// A database garbage-collected without `close()`: shutting the engine down joins its
+    /// background threads and may flush, so do it without the GIL.
+    fn drop(&mut self) {
+        let db = self.db.get_mut().take();
+        let this = &*self;
+        Python::attach(|py| {
+            py.detach(|| {
+                this.drop_iterators();
+                drop(db);
+            })
+        });
+    }
+}
+
+#[pymethods]
+impl PyDb {
+    /// Opens (or creates) the database in directory `path`.
+    #[new]
+    #[pyo3(signature = (
+        path,
+        create_if_missing = true,
+        error_if_exists = false,
+        write_buffer_size = None,
+        cache_size = None,
+        bloom_bits_per_key = None,
+        compression = None,
+        min_blob_size = None,
+        merge_operator = None,
+        sync_gather_micros = None,
+        write_spin_micros = None,
+        options = None,
+    ))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        py: Python<'_>,
+        path: PathBuf,
+        create_if_missing: bool,
+        error_if_exists: bool,
+        write_buffer_size: Option<usize>,
+        cache_size: Option<usize>,
+        bloom_bits_per_key: Option<u32>,
+        compression: Option<String>,
+        min_blob_size: Option<usize>,
+        merge_operator: Option<String>,
+        sync_gather_micros: Option<u32>,
+        write_spin_micros: Option<u32>,
+        options: Option<String>,
+    ) -> PyResult<Self> {
+        let args = OptionArgs {
+            create_if_missing: Some(create_if_missing),
+            error_if_exists: Some(error_if_exists),
+            write_buffer_size,
+            cache_size,
+            bloom_bits_per_key,
+            compression,
+            min_blob_size,
+            merge_operator,
+            sync_gather_micros,
+            write_spin_micros,
+            options,
+        };
+        let opts = args.apply(py, Options::default())?;
+        let has_merge_operator = opts.merge_operator.is_some();
+        let r = py.detach(|| Db::open(&path, opts));
+        let db = check(py, r)?;
+        Ok(Self { db: Mutex::new(Some(db)), path, has_merge_operator, iters: Mutex::new(Vec::new()) })
+    }
+
+    /// The directory of the database.
+    #[getter]
+    fn name(&self) -> std::ffi::OsString {
+        self.path.clone().into_os_string()
+    }
+
+    /// True once `close()` has been called.
+    #[getter]
+    fn closed(&self) -> bool {
+        self.db.lock().is_none()
+    }
+
+    /// Sets `key` to `value`.
+    #[pyo3(signature = (key, value, sync = false, disable_wal = false))]
+    fn put(
+        &self,
+        py: Python<'_>,
+        key: &Bound<'_, PyAny>,
+        value: &Bound<'_, PyAny>,
+        sync: bool,
+        disable_wal: bool,
+    ) -> PyResult<()> {
+        let value = bytes_arg(value, "value")?;
+        let v = value.as_bytes();
+        self.single_write(
+            py,
+            WriteOptions { sync, disable_wal },
+            |b, k| {
+                b.put(k, v);
+            },
+            key,
+        )
+    }
+
+    /// The value of `key`, or `default` when it is absent.
+    #[pyo3(signature = (key, default = None, snapshot = None, fill_cache = true))]
+    fn get<'py>(
+        &self,
+        py: Python<'py>,
+        key: &Bound<'py, PyAny>,
+        default: Option<Bound<'py, PyAny>>,
+        snapshot: Option<&Bound<'py, PySnapshot>>,
+        fill_cache: bool,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        match self.get_impl(py, key, snapshot, fill_cache)? {
+            Some(v) => Ok(v.into_any()),
+            None => Ok(default.unwrap_or_else(|| py.None().into_bound(py))),
+        }
+    }
+
+    /// The values of `keys` (None where absent), in order, all read at one point in time
+    /// (RocksDB's `MultiGet`).
+    #[pyo3(signature = (keys, snapshot = None, fill_cache = true))]
+    fn multi_get<'py>(
+        &self,
+        py: Python<'py>,
+        keys: &Bound<'py, PyAny>,
+        snapshot: Option<&Bound<'py, PySnapshot>>,
+        fill_cache: bool,
+    ) -> PyResult<Vec<Option<Bound<'py, PyBytes>>>> {
+        let owned: Vec<Bound<'py, PyBytes>> =
+            keys.try_iter()?.map(|k| bytes_arg(&k?, "key")).collect::<PyResult<_>>()?;
+        let db = self.handle(py)?;
+        let ro = self.read_options(py, snapshot, fill_cache)?;
+        let refs: Vec<&[u8]> = owned.iter().map(|b| b.as_bytes()).collect();
+        let results = py.detach(|| db.multi_get(&ro, &refs));
+        results.into_iter().map(|r| Ok(check(py, r)?.map(|v| PyBytes::new(py, &v)))).collect()
+    }
+
+    /// Deletes `key` (no error if it is absent).
+    #[pyo3(signature = (key, sync = false, disable_wal = false))]
+    fn delete(&self, py: Python<'_>, key: &Bound<'_, PyAny>, sync: bool, disable_wal: bool) -> PyResult<()> {
+        self.single_write(
+            py,
+            WriteOptions { sync, disable_wal },
+            |b, k| {
+                b.delete(k);
+            },
+            key,
+        )
+    }
+
+    /// Adds a merge operand for `key` (needs `merge_operator` at open).
+    #[pyo3(signature = (key, value, sync = false, disable_wal = false))]
+    fn merge(
+        &self,
+        py: Python<'_>,
+        key: &Bound<'_, PyAny>,
+        value: &Bound<'_, PyAny>,
+        sync: bool,
+        disable_wal: bool,
+    ) -> PyResult<()> {
+        self.check_merge(py)?;
+        let value = bytes_arg(value, "value")?;
+        let v = value.as_bytes();
+        self.single_write(
+            py,
+            WriteOptions { sync, disable_wal },
+            |b, k| {
+                b.merge(k, v);
+            },
+            key,
+        )
+    }
+
+    /// A write batch, applied atomically by `write()` or on leaving a `with` block without an
+    /// exception.
+    #[pyo3(signature = (sync = false, disable_wal = false))]
+    fn write_batch(slf: &Bound<'_, Self>, sync: bool, disable_wal: bool) -> PyResult<PyWriteBatch> {
+        slf.get().handle(slf.py())?;
+        Ok(PyWriteBatch {
+            db: slf.clone().unbind(),
+            batch: Mutex::new(WriteBatch::new()),
+            wo: WriteOptions { sync, disable_wal },
+        })
+    }
+
+    /// An iterator over `[start, stop)` (and/or keys with `prefix`), in key order or reversed.
+    #[pyo3(signature = (
+        start = None,
+        stop = None,
+        prefix = None,
+        reverse = false,
+        include_key = true,
+        include_value = true,
+        snapshot = None,
+        fill_cache = true,
+    ))]
+    #[allow(clippy::too_many_arguments)]
+    fn iterator(
+        &self,
+        py: Python<'_>,
+        start: Option<&Bound<'_, PyAny>>,
+        stop: Option<&Bound<'_, PyAny>>,
+        prefix: Option<&Bound<'_, PyAny>>,
+        reverse: bool,
+        include_key: bool,
+        include_value: bool,
+        snapshot: Option<&Bound<'_, PySnapshot>>,
+        fill_cache: bool,
+    ) -> PyResult<PyIterator> {
+        self.iterator_impl(py, start, stop, prefix, reverse, include_key, include_value, snapshot, fill_cache)
+    }
+
+    /// Iterates over all `(key, value)` pairs.
+    fn __iter__(&self, py: Python<'_>) -> PyResult<PyIterator> {
+        self.iterator_impl(py, None, None, None, false, true, true, None, true)
+    }
+
+    /// A consistent point-in-time view; release it with `close()` or a `with` block.
+    fn snapshot(slf: &Bound<'_, Self>) -> PyResult<PySnapshot> {
+        let db = slf.get().handle(slf.py())?;
+        Ok(PySnapshot { db: slf.clone().unbind(), snap: Mutex::new(Some(db.snapshot())) })
+    }
+
+    /// Flushes the memtable to disk and waits for it.
+    fn flush(&self, py: Python<'_>) -> PyResult<()> {
+        let db = self.handle(py)?;
+        let r = py.detach(|| db.flush());
+        check(py, r)
+    }
+
+    /// Makes every acknowledged write durable, as if each had been written with `sync=True`
+    /// (RocksDB's `SyncWAL`), without flushing the memtable.
+    fn sync_wal(&self, py: Python<'_>) -> PyResult<()> {
+        let db = self.handle(py)?;
+        let r = py.detach(|| db.sync_wal());
+        check(py, r)
+    }
+
+    /// Leaves the read-only state a retryable background error (a full disk) put the database
+    /// in, as RocksDB's `Resume`: retries the failed work and, if it succeeds, accepts writes
+    /// again. Does nothing without a background error; raises the `BackgroundError` again when
+    /// it is not retryable (`retryable` is False) or the retry fails.
+    fn resume(&self, py: Python<'_>) -> PyResult<()> {
+        let db = self.handle(py)?;
+        let r = py.detach(|| db.resume());
+        check(py, r)
+    }
+
+    /// Writes an openable copy of the database to the directory `path`, which must not exist:
+    /// every write acknowledged before the call, with table and blob files hard-linked where
+    /// possible (RocksDB's `Checkpoint`).
+    fn checkpoint(&self, py: Python<'_>, path: PathBuf) -> PyResult<()> {
+        let db = self.handle(py)?;
+        let r = py.detach(|| db.checkpoint(&path));
+        check(py, r)
+    }
+
+    /// Waits until no flush or compaction runs or is due (RocksDB's `WaitForCompact`); does not
+    /// flush the memtable. True once settled, False if `timeout` seconds (None: no limit)
+    /// passed first.
+    #[pyo3(signature = (timeout = None))]
+    fn wait_for_compactions(&self, py: Python<'_>, timeout: Option<f64>) -> PyResult<bool> {
+        let timeout = match timeout {
+            None => None,
+            Some(t) if t.is_nan() || t < 0.0 => {
+                return Err(pyo3::exceptions::PyValueError::new_err(
+                    "timeout must be None or a non-negative number of seconds",
+                ))
+            }
+            // Too long to represent (e.g. infinity): no limit.
+            Some(t) => std::time::Duration::try_from_secs_f64(t).ok(),
+        };
+        let db = self.handle(py)?;
+        let r = py.detach(|| db.wait_for_compactions(timeout));
+        check(py, r)
+    }
+
+    /// Compacts the key range from `start` to `stop` (None = unbounded) down to the last level.
+    #[pyo3(signature = (start = None, stop = None))]
+    fn compact_range(
+        &self,
+        py: Python<'_>,
+        start: Option<&Bound<'_, PyAny>>,
+        stop: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
+        let start = opt_bytes_arg(start, "start")?;
+        let stop = opt_bytes_arg(stop, "stop")?;
+        let db = self.handle(py)?;
+        let r = py.detach(|| db.compact_range(start.as_deref(), stop.as_deref()));
+        check(py, r)
+    }
+
+    /// A named property such as `"strata.stats"`, or None if the name is unknown.
+    fn property(&self, py: Python<'_>, name: String) -> PyResult<Option<String>> {
+        let db = self.handle(py)?;
+        Ok(py.detach(|| db.property(&name)))
+    }
+
+    /// Closes the database: stops background work, syncs the WAL and releases the lock. Open
+    /// iterators are invalidated. Calling it again is a no-op.
+    fn close(&self, py: Python<'_>) -> PyResult<()> {
+        let db = self.db.lock().take();
+        let Some(db) = db else { return Ok(()) };
+        let r = py.detach(|| {
+            self.drop_iterators();
+            db.close()
+        });
+        check(py, r)
+    }
+
+    fn __enter__(slf: Bound<'_, Self>) -> PyResult<Bound<'_, Self>> {
+        slf.get().handle(slf.py())?;
+        Ok(slf)
+    }
+
+    #[pyo3(signature = (_exc_type = None, _exc = None, _tb = None))]
+    fn __exit__(
+        &self,
+        py: Python<'_>,
+        _exc_type: Option<&Bound<'_, PyAny>>,
+        _exc: Option<&Bound<'_, PyAny>>,
+        _tb: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<bool> {
+        self.close(py)?;
+        Ok(false)
+    }
+
+    fn __getitem__<'py>(&self, py: Python<'py>, key: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyBytes>> {
+        match self.get_impl(py, key, None, true)? {
+            Some(v) => Ok(v),
+            None => Err(PyKeyError::new_err(key.clone().unbind())),
+        }
+    }
+
+    fn __setitem__(&self, py: Python<'_>, key: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>) -> PyResult<()> {
+        self.put(py, key, value, false, false)
+    }
+
+    /// `del db[key]`; like `dict`, raises KeyError when the key is absent.
+    fn __delitem__(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<()> {
+        if self.get_impl(py, key, None, true)?.is_none() {
+            return Err(PyKeyError::new_err(key.clone().unbind()));
+        }
+        self.delete(py, key, false, false)
+    }
+
+    fn __contains__(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<bool> {
+        Ok(self.get_impl(py, key, None, true)?.is_some())
+    }
+
+    fn __repr__(&self) -> String {
+        let state = if self.closed() { " (closed)" } else { "" };
+        format!("<strata.DB {:?}{state}>", self.path.display().to_string())
+    }
+}
