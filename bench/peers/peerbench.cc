@@ -2,7 +2,8 @@
 // key-value engines: LevelDB, WiredTiger (btree and LSM) and LMDB.
 //
 // Vendored from the peer measurements (shared/peers/peerbench.cc, 2026-11-22, unchanged
-// below this line); build it with scripts/build-peerbench.sh.
+// below this line except: --num_column_families and --cf_batch are refused with a message, as
+// none of its engines has column families); build it with scripts/build-peerbench.sh.
 //
 // Written from scratch for this project.  It follows the *behaviour* of
 // RocksDB's db_bench (flags, key format, value generator, RNG, per-thread
@@ -157,6 +158,13 @@ void ParseFlags(int argc, char** argv) {
     else if (k == "wt_open_config") FLAGS.wt_open_config = v;
     else if (k == "wt_table_config") FLAGS.wt_table_config = v;
     else if (k == "wt_snappy_ext") FLAGS.wt_snappy_ext = v;
+    // db_bench's and strata bench's column family flags: none of these engines has families, so
+    // anything but the single default family is refused rather than silently run without.
+    else if (k == "num_column_families") {
+      if (I() != 1) Die("--num_column_families=%s: LevelDB, WiredTiger and LMDB have no column families here (RocksDB's db_bench and strata bench take it)", v.c_str());
+    } else if (k == "cf_batch") {
+      if (ParseBool(v)) Die("--cf_batch: LevelDB, WiredTiger and LMDB have no column families here (strata bench takes it)");
+    }
     else Die("unknown flag --%s", k.c_str());
   }
   if (FLAGS.compression_type != "none" && FLAGS.compression_type != "snappy")

@@ -169,6 +169,7 @@ fn read_only_invocations(dir: &Path) -> Vec<Vec<String>> {
         vec!["sst-dump", &sst, "--show-properties", "--show-blocks", "--scan", "--verify"],
         vec!["manifest-dump", &d],
         vec!["wal-dump", &wal],
+        vec!["list_column_families", &d],
     ];
     let with_json: Vec<Vec<&str>> = runs.iter().map(|r| [r.as_slice(), &["--json"]].concat()).collect();
     runs.extend(with_json);
@@ -608,4 +609,171 @@ fn a_flipped_bit_in_the_last_manifest_record_is_reported_and_repair_brings_every
     }
     assert_eq!(ok(&["dump", &d]).lines().count(), keys + 1, "every key is back");
     assert_eq!(strata(&["put", &d, "new", "1"]).code, 0, "the repaired database takes writes");
+}
+
+/// A database with the families `a` and `b` besides `default`, each holding `k` with a value
+/// naming its family, plus `only-a` in `a`; `b`'s records are still in the WAL (no flush).
+fn db_with_families(dir: &Path) {
+    let db = Db::open_cf(
+        dir,
+        Options { create_if_missing: true, ..Options::default() },
+        [("a", Options::default()), ("b", Options::default())],
+    )
+    .unwrap();
+    let w = WriteOptions::default();
+    let (a, b) = (db.cf("a").unwrap(), db.cf("b").unwrap());
+    db.put(&w, b"k", b"in-default").unwrap();
+    db.put_cf(&a, &w, b"k", b"in-a").unwrap();
+    db.put_cf(&a, &w, b"only-a", b"1").unwrap();
+    db.flush_cf(&a).unwrap();
+    db.put_cf(&b, &w, b"k", b"in-b").unwrap();
+    db.close().unwrap();
+}
+
+#[test]
+fn column_family_option_reads_and_writes_one_family() {
+    let tmp = tempfile::tempdir().unwrap();
+    db_with_families(tmp.path());
+    let d = db_flag(tmp.path());
+    assert_eq!(ok(&["get", &d, "k"]), "in-default\n", "default is the default");
+    assert_eq!(ok(&["get", &d, "--column_family=default", "k"]), "in-default\n");
+    assert_eq!(ok(&["get", &d, "--column_family=a", "k"]), "in-a\n");
+    assert_eq!(ok(&["get", &d, "--column-family", "b", "k"]), "in-b\n", "clap spelling");
+    let absent = strata(&["get", &d, "only-a"]);
+    assert_eq!(absent.code, 1, "only-a is in a, not in default");
+
+    assert_eq!(ok(&["put", &d, "--column_family=b", "new", "nb"]), "OK\n");
+    assert_eq!(ok(&["scan", &d, "--column_family=b"]), "k ==> in-b\nnew ==> nb\n");
+    assert_eq!(ok(&["scan", &d]), "k ==> in-default\n");
+    ok(&["delete", &d, "--column_family=b", "k"]);
+    assert_eq!(ok(&["dump", &d, "--column_family=b"]), "new ==> nb\n");
+    assert_eq!(ok(&["get", &d, "--column_family=a", "k"]), "in-a\n", "a is untouched");
+
+    // A dump of one family loads into another, and compact works on a family.
+    let dump_a = ok(&["dump", &d, "--column_family=a"]);
+    assert_eq!(dump_a, "k ==> in-a\nonly-a ==> 1\n");
+    ok(&["create_column_family", &d, "copy"]);
+    let r = strata_with_input(&["load", &d, "--column_family=copy"], dump_a.as_bytes());
+    assert_eq!(r.code, 0, "{}", r.err);
+    ok(&["compact", &d, "--column_family=copy"]);
+    assert_eq!(ok(&["dump", &d, "--column_family=copy"]), dump_a);
+    assert_eq!(ok(&["dump", &d]), "k ==> in-default\n");
+}
+
+#[test]
+fn an_unknown_column_family_is_an_error_that_changes_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    db_with_families(tmp.path());
+    let d = db_flag(tmp.path());
+    let cf = "--column_family=nope";
+    let runs: [&[&str]; 7] = [
+        &["get", &d, cf, "k"],
+        &["scan", &d, cf],
+        &["dump", &d, cf],
+        &["put", &d, cf, "k", "v"],
+        &["delete", &d, cf, "k"],
+        &["compact", &d, cf],
+        &["load", &d, cf],
+    ];
+    for args in runs {
+        let r = strata_with_input(args, b"k ==> v\n");
+        assert_eq!(r.code, 2, "{args:?}: {}", r.out);
+        assert!(r.out.is_empty(), "{args:?}: {}", r.out);
+        assert!(
+            r.err.contains(r#"column family "nope" does not exist"#) && r.err.contains("default, a, b"),
+            "{args:?}: {}",
+            r.err
+        );
+    }
+    assert_eq!(ok(&["list_column_families", &d]), "default\na\nb\n", "nothing was created");
+    assert_eq!(ok(&["get", &d, "k"]), "in-default\n");
+}
+
+#[test]
+fn list_create_and_drop_column_families() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = db_flag(tmp.path());
+    ok(&["put", &d, "--create-if-missing", "k", "v"]);
+    assert_eq!(ok(&["list_column_families", &d]), "default\n");
+    assert_eq!(ok(&["create_column_family", &d, "a"]), "OK\n");
+    let created = ok(&["create-column-family", &d, "b", "--json"]);
+    let created: serde_json::Value = serde_json::from_str(&created).unwrap();
+    assert_eq!(created["op"], "create_column_family");
+    assert_eq!(created["column_family"], "b");
+    assert_eq!(ok(&["list_column_families", &d]), "default\na\nb\n");
+    let listed: serde_json::Value =
+        serde_json::from_str(&ok(&["list_column_families", &d, "--json"])).unwrap();
+    assert_eq!(listed["column_families"], serde_json::json!(["default", "a", "b"]));
+
+    let again = strata(&["create_column_family", &d, "a"]);
+    assert_eq!(again.code, 2);
+    assert!(again.err.contains("\"a\""), "{}", again.err);
+
+    ok(&["put", &d, "--column_family=b", "kb", "vb"]);
+    assert_eq!(ok(&["drop_column_family", &d, "b"]), "OK\n");
+    assert_eq!(ok(&["list_column_families", &d]), "default\na\n");
+    let gone = strata(&["get", &d, "--column_family=b", "kb"]);
+    assert_eq!(gone.code, 2, "{}", gone.out);
+    let unknown = strata(&["drop_column_family", &d, "b"]);
+    assert_eq!(unknown.code, 2);
+    assert!(unknown.err.contains(r#"column family "b" does not exist"#), "{}", unknown.err);
+
+    // Dropping default is refused before the database is opened: not even an OPTIONS file is
+    // written.
+    let before = snapshot(tmp.path());
+    let r = strata(&["drop_column_family", &d, "default"]);
+    assert_eq!(r.code, 2);
+    assert!(r.err.contains("default column family cannot be dropped"), "{}", r.err);
+    assert_eq!(snapshot(tmp.path()), before);
+    assert_eq!(ok(&["get", &d, "k"]), "v\n");
+
+    // A dropped family's name can be used again; it starts empty.
+    ok(&["create_column_family", &d, "b"]);
+    assert_eq!(ok(&["dump", &d, "--column_family=b"]), "");
+}
+
+#[test]
+fn list_column_families_of_a_missing_database_exits_2() {
+    let tmp = tempfile::tempdir().unwrap();
+    let r = strata(&["list_column_families", &db_flag(&tmp.path().join("none"))]);
+    assert_eq!(r.code, 2);
+    assert!(r.out.is_empty() && r.err.contains("none"), "{}", r.err);
+}
+
+#[test]
+fn manifest_dump_shows_family_edits_and_one_version_per_family() {
+    let tmp = tempfile::tempdir().unwrap();
+    db_with_families(tmp.path());
+    ok(&["create_column_family", &db_flag(tmp.path()), "short-lived"]);
+    ok(&["drop_column_family", &db_flag(tmp.path()), "short-lived"]);
+    let out = ok(&["manifest-dump", &db_flag(tmp.path())]);
+    assert!(out.contains("create column family: a\n"), "{out}");
+    assert!(out.contains("create column family: b\n"), "{out}");
+    assert!(out.contains("create column family: short-lived\n"), "{out}");
+    assert!(out.contains("column family: 3\n  drop column family\n"), "{out}");
+    assert!(out.contains("column family 0 (default):\n"), "{out}");
+    assert!(out.contains("column family 1 (a):\n"), "{out}");
+    assert!(out.contains("column family 2 (b):\n"), "{out}");
+    assert!(!out.contains("(short-lived):"), "a dropped family has no version: {out}");
+
+    let json = ok(&["manifest-dump", &db_flag(tmp.path()), "--json"]);
+    let edits: Vec<serde_json::Value> = json.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let created: Vec<&str> = edits.iter().filter_map(|e| e["create_column_family"].as_str()).collect();
+    assert_eq!(created, ["a", "b", "short-lived"]);
+    assert!(edits.iter().any(|e| e["drop_column_family"] == true && e["column_family"] == 3));
+}
+
+#[test]
+fn wal_dump_marks_records_of_other_families() {
+    let tmp = tempfile::tempdir().unwrap();
+    db_with_families(tmp.path());
+    // The flush of `a` started a new WAL; `default`'s record is still in the first one.
+    let wals: Vec<String> =
+        files_with_ext(tmp.path(), "log").iter().map(|p| p.display().to_string()).collect();
+    let out: String = wals.iter().map(|w| ok(&["wal-dump", w])).collect();
+    assert!(out.contains(" cf:2 k ==> in-b\n"), "b is family 2: {out}");
+    assert!(out.contains(":1 k ==> in-default\n"), "default records carry no mark: {out}");
+    assert!(!out.contains("cf:0"), "{out}");
+    let json: String = wals.iter().map(|w| ok(&["wal-dump", w, "--json"])).collect();
+    assert!(json.contains(r#""column_family":2"#), "{json}");
 }

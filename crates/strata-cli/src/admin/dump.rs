@@ -13,8 +13,9 @@ use std::path::Path;
 
 use anyhow::{bail, Context, Result};
 use serde_json::{Map, Value};
-use strata::{Db, ReadOptions, WriteBatch, WriteOptions};
+use strata::{ColumnFamily, Db, ReadOptions, WriteBatch, WriteOptions};
 
+use super::families::family;
 use super::format::{get_bytes, parse_shown, Out, OutputArgs, ARROW};
 use super::kv::{report_ok, walk};
 use super::{close, EXIT_OK};
@@ -23,18 +24,20 @@ use super::{close, EXIT_OK};
 /// a batch stays far below the memtable size.
 const LOAD_BATCH: usize = 1000;
 
-/// `dump`: every key and value of the latest state, in key order.
-pub fn dump(db: &Db, args: OutputArgs) -> Result<u8> {
+/// `dump`: every key and value of the latest state of family `cf`, in key order.
+pub fn dump(db: &Db, args: OutputArgs, cf: &str) -> Result<u8> {
+    let handle = family(db, cf)?;
     let opts = ReadOptions { fill_cache: false, ..ReadOptions::new() };
-    let mut it = db.iter(&opts).context("dump")?;
+    let mut it = db.iter_cf(&handle, &opts).context("dump")?;
     let mut out = Out::new(args);
     walk(&mut it, false, u64::MAX, |k, v| out.key_value(k, v))?;
     out.flush()?;
     Ok(EXIT_OK)
 }
 
-/// `load`: writes the entries of a dump read from `file` (stdin when `None`).
-pub fn load(db: Db, args: OutputArgs, file: Option<&Path>) -> Result<u8> {
+/// `load`: writes the entries of a dump read from `file` (stdin when `None`) to family `cf`.
+pub fn load(db: Db, args: OutputArgs, cf: &str, file: Option<&Path>) -> Result<u8> {
+    let handle = family(&db, cf)?;
     let (reader, source): (Box<dyn BufRead>, String) = match file {
         Some(p) => {
             let f = File::open(p).with_context(|| format!("cannot open {}", p.display()))?;
@@ -42,12 +45,12 @@ pub fn load(db: Db, args: OutputArgs, file: Option<&Path>) -> Result<u8> {
         }
         None => (Box::new(io::stdin().lock()), "stdin".to_string()),
     };
-    let loaded = load_lines(&db, reader, &source)?;
+    let loaded = load_lines(&db, &handle, reader, &source)?;
     close(db)?;
     report_ok(args, "load", loaded)
 }
 
-fn load_lines(db: &Db, reader: Box<dyn BufRead>, source: &str) -> Result<u64> {
+fn load_lines(db: &Db, cf: &ColumnFamily, reader: Box<dyn BufRead>, source: &str) -> Result<u64> {
     let mut batch = WriteBatch::new();
     let mut loaded = 0u64;
     for (i, line) in reader.lines().enumerate() {
@@ -55,7 +58,7 @@ fn load_lines(db: &Db, reader: Box<dyn BufRead>, source: &str) -> Result<u64> {
         let Some((k, v)) = parse_line(&line).with_context(|| format!("{source}:{}", i + 1))? else {
             continue;
         };
-        batch.put(k, v);
+        batch.put_cf(cf, k, v);
         loaded += 1;
         if batch.len() >= LOAD_BATCH {
             write(db, &mut batch)?;

@@ -1,4 +1,5 @@
-//! Single-key and range commands: `get`, `put`, `delete`, `scan`, `compact`.
+//! Single-key and range commands: `get`, `put`, `delete`, `scan`, `compact`, each in the column
+//! family `--column_family` names (families.rs resolves it).
 //!
 //! Owns: turning arguments into engine calls and printing their results. Must not: open the
 //! database itself (mod.rs decides read-only versus writable) or invent byte encodings
@@ -10,6 +11,7 @@ use anyhow::{Context, Result};
 use serde_json::Value;
 use strata::{Db, DbIterator, ReadOptions, WriteOptions};
 
+use super::families::family;
 use super::format::{object, parse_arg, Out, OutputArgs};
 use super::{close, open_read_only, EXIT_NOT_FOUND, EXIT_OK};
 
@@ -34,13 +36,16 @@ pub struct ScanArgs {
 }
 
 /// `get KEY`: the value, or exit 1 with `Failed: NotFound` on stderr.
-pub fn get(path: &Path, args: OutputArgs, key: &str) -> Result<u8> {
+pub fn get(path: &Path, args: OutputArgs, cf: &str, key: &str) -> Result<u8> {
     let db = open_read_only(path)?;
+    let handle = family(&db, cf)?;
     let k = parse_arg(key, args.hex)?;
     let mut out = Out::new(args);
-    let value = db.get(&ReadOptions::new(), &k).with_context(|| format!("get {key}"))?;
+    let value = db.get_cf(&handle, &ReadOptions::new(), &k).with_context(|| format!("get {key}"))?;
     let Some(value) = value else {
-        eprintln!("Failed: NotFound: key {} in {}", out.show(&k), path.display());
+        let in_family =
+            if cf == super::families::DEFAULT { String::new() } else { format!(" column family {cf}") };
+        eprintln!("Failed: NotFound: key {} in {}{in_family}", out.show(&k), path.display());
         return Ok(EXIT_NOT_FOUND);
     };
     if out.json {
@@ -54,26 +59,29 @@ pub fn get(path: &Path, args: OutputArgs, key: &str) -> Result<u8> {
 }
 
 /// `put KEY VALUE`.
-pub fn put(db: Db, args: OutputArgs, key: &str, value: &str) -> Result<u8> {
+pub fn put(db: Db, args: OutputArgs, cf: &str, key: &str, value: &str) -> Result<u8> {
+    let handle = family(&db, cf)?;
     let (k, v) = (parse_arg(key, args.hex)?, parse_arg(value, args.hex)?);
-    db.put(&WriteOptions::default(), &k, &v).with_context(|| format!("put {key}"))?;
+    db.put_cf(&handle, &WriteOptions::default(), &k, &v).with_context(|| format!("put {key}"))?;
     close(db)?;
     report_ok(args, "put", 1)
 }
 
 /// `delete KEY`.
-pub fn delete(db: Db, args: OutputArgs, key: &str) -> Result<u8> {
+pub fn delete(db: Db, args: OutputArgs, cf: &str, key: &str) -> Result<u8> {
+    let handle = family(&db, cf)?;
     let k = parse_arg(key, args.hex)?;
-    db.delete(&WriteOptions::default(), &k).with_context(|| format!("delete {key}"))?;
+    db.delete_cf(&handle, &WriteOptions::default(), &k).with_context(|| format!("delete {key}"))?;
     close(db)?;
     report_ok(args, "delete", 1)
 }
 
 /// `compact [--from K] [--to K]`: both ends inclusive, as `Db::compact_range`.
-pub fn compact(db: Db, args: OutputArgs, from: Option<&str>, to: Option<&str>) -> Result<u8> {
+pub fn compact(db: Db, args: OutputArgs, cf: &str, from: Option<&str>, to: Option<&str>) -> Result<u8> {
+    let handle = family(&db, cf)?;
     let from = from.map(|k| parse_arg(k, args.hex)).transpose()?;
     let to = to.map(|k| parse_arg(k, args.hex)).transpose()?;
-    db.compact_range(from.as_deref(), to.as_deref()).context("compact")?;
+    db.compact_range_cf(&handle, from.as_deref(), to.as_deref()).context("compact")?;
     close(db)?;
     report_ok(args, "compact", 0)
 }
@@ -98,7 +106,8 @@ pub fn report_ok(args: OutputArgs, op: &str, entries: u64) -> Result<u8> {
 }
 
 /// `scan`: `key ==> value` per entry within the bounds, forwards or with `--reverse` backwards.
-pub fn scan(db: &Db, args: OutputArgs, range: &ScanArgs) -> Result<u8> {
+pub fn scan(db: &Db, args: OutputArgs, cf: &str, range: &ScanArgs) -> Result<u8> {
+    let handle = family(db, cf)?;
     let parse = |s: &Option<String>| s.as_deref().map(|k| parse_arg(k, args.hex)).transpose();
     let opts = ReadOptions {
         lower_bound: parse(&range.from)?,
@@ -108,7 +117,7 @@ pub fn scan(db: &Db, args: OutputArgs, range: &ScanArgs) -> Result<u8> {
         fill_cache: false,
         ..ReadOptions::new()
     };
-    let mut it = db.iter(&opts).context("scan")?;
+    let mut it = db.iter_cf(&handle, &opts).context("scan")?;
     let mut out = Out::new(args);
     let limit = range.limit.unwrap_or(u64::MAX);
     walk(&mut it, range.reverse, limit, |k, v| out.key_value(k, v))?;

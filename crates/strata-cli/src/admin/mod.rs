@@ -4,10 +4,12 @@
 //! Owns: the subcommand definitions and the rule that read-only commands open with
 //! `Db::open_read_only` or read files directly, so they never change the database directory.
 //! Must not: format bytes itself (`format.rs`) or implement a command (one file per group:
-//! `kv.rs` get/put/delete/scan/compact, `dump.rs` dump/load, `inspect.rs` stats/check, `sst.rs`,
-//! `manifest.rs`, `wal.rs` raw file dumps, `repair.rs`).
+//! `kv.rs` get/put/delete/scan/compact, `dump.rs` dump/load, `families.rs` the column family
+//! commands and `--column_family`, `inspect.rs` stats/check, `sst.rs`, `manifest.rs`, `wal.rs`
+//! raw file dumps, `repair.rs`).
 
 mod dump;
+mod families;
 mod format;
 mod inspect;
 mod kv;
@@ -23,6 +25,7 @@ use anyhow::{bail, Context, Result};
 use clap::{Args, Subcommand};
 use strata::{Db, Options};
 
+use families::CfArg;
 pub use format::OutputArgs;
 
 /// Exit code for success (and `get` of a present key).
@@ -50,6 +53,8 @@ pub enum AdminCommand {
         db: DbArg,
         #[command(flatten)]
         out: OutputArgs,
+        #[command(flatten)]
+        cf: CfArg,
         /// The key (hex with --hex).
         key: String,
     },
@@ -59,6 +64,8 @@ pub enum AdminCommand {
         db: DbArg,
         #[command(flatten)]
         out: OutputArgs,
+        #[command(flatten)]
+        cf: CfArg,
         /// Create the database if it does not exist (ldb's --create_if_missing also works).
         #[arg(long, alias = "create_if_missing")]
         create_if_missing: bool,
@@ -73,6 +80,8 @@ pub enum AdminCommand {
         db: DbArg,
         #[command(flatten)]
         out: OutputArgs,
+        #[command(flatten)]
+        cf: CfArg,
         /// The key (hex with --hex).
         key: String,
     },
@@ -83,6 +92,8 @@ pub enum AdminCommand {
         #[command(flatten)]
         out: OutputArgs,
         #[command(flatten)]
+        cf: CfArg,
+        #[command(flatten)]
         range: kv::ScanArgs,
     },
     /// Print every key and value as `key ==> value` lines that `load` reads back. Read-only.
@@ -91,6 +102,8 @@ pub enum AdminCommand {
         db: DbArg,
         #[command(flatten)]
         out: OutputArgs,
+        #[command(flatten)]
+        cf: CfArg,
     },
     /// Write the entries of a `dump` (text or --json lines) from stdin or --file. Writes.
     Load {
@@ -98,12 +111,43 @@ pub enum AdminCommand {
         db: DbArg,
         #[command(flatten)]
         out: OutputArgs,
+        #[command(flatten)]
+        cf: CfArg,
         /// Read the dump from this file instead of stdin.
         #[arg(long, value_name = "FILE")]
         file: Option<PathBuf>,
         /// Create the database if it does not exist (ldb's --create_if_missing also works).
         #[arg(long, alias = "create_if_missing")]
         create_if_missing: bool,
+    },
+    /// Print the names of the column families, one per line, `default` first. Reads the
+    /// MANIFEST only.
+    #[command(name = "list_column_families", visible_alias = "list-column-families")]
+    ListColumnFamilies {
+        #[command(flatten)]
+        db: DbArg,
+        #[command(flatten)]
+        out: OutputArgs,
+    },
+    /// Create the column family NAME (empty, with the database's options). Writes.
+    #[command(name = "create_column_family", visible_alias = "create-column-family")]
+    CreateColumnFamily {
+        #[command(flatten)]
+        db: DbArg,
+        #[command(flatten)]
+        out: OutputArgs,
+        /// The new family's name.
+        name: String,
+    },
+    /// Drop the column family NAME and its data (`default` cannot be dropped). Writes.
+    #[command(name = "drop_column_family", visible_alias = "drop-column-family")]
+    DropColumnFamily {
+        #[command(flatten)]
+        db: DbArg,
+        #[command(flatten)]
+        out: OutputArgs,
+        /// The family to drop.
+        name: String,
     },
     /// Per-level files and sizes, pending compaction bytes, cache usage, write amplification.
     /// Read-only.
@@ -119,6 +163,8 @@ pub enum AdminCommand {
         db: DbArg,
         #[command(flatten)]
         out: OutputArgs,
+        #[command(flatten)]
+        cf: CfArg,
         /// First key of the range (inclusive; hex with --hex).
         #[arg(long, value_name = "KEY")]
         from: Option<String>,
@@ -184,21 +230,36 @@ pub enum AdminCommand {
 /// Runs one admin command; errors are printed by the caller and exit with [`EXIT_ERROR`].
 pub fn run(cmd: AdminCommand) -> Result<ExitCode> {
     let code = match cmd {
-        AdminCommand::Get { db, out, key } => kv::get(&db.db, out, &key)?,
-        AdminCommand::Put { db, out, create_if_missing, key, value } => {
-            kv::put(open_writable(&db.db, create_if_missing)?, out, &key, &value)?
+        AdminCommand::Get { db, out, cf, key } => kv::get(&db.db, out, &cf.column_family, &key)?,
+        AdminCommand::Put { db, out, cf, create_if_missing, key, value } => {
+            kv::put(open_writable(&db.db, create_if_missing)?, out, &cf.column_family, &key, &value)?
         }
-        AdminCommand::Delete { db, out, key } => kv::delete(open_writable(&db.db, false)?, out, &key)?,
-        AdminCommand::Scan { db, out, range } => kv::scan(&open_read_only(&db.db)?, out, &range)?,
-        AdminCommand::Compact { db, out, from, to } => {
-            kv::compact(open_writable(&db.db, false)?, out, from.as_deref(), to.as_deref())?
+        AdminCommand::Delete { db, out, cf, key } => {
+            kv::delete(open_writable(&db.db, false)?, out, &cf.column_family, &key)?
+        }
+        AdminCommand::Scan { db, out, cf, range } => {
+            kv::scan(&open_read_only(&db.db)?, out, &cf.column_family, &range)?
+        }
+        AdminCommand::Compact { db, out, cf, from, to } => {
+            let db = open_writable(&db.db, false)?;
+            kv::compact(db, out, &cf.column_family, from.as_deref(), to.as_deref())?
         }
         AdminCommand::Checkpoint { db, out, target } => {
             kv::checkpoint(open_writable(&db.db, false)?, out, &target)?
         }
-        AdminCommand::Dump { db, out } => dump::dump(&open_read_only(&db.db)?, out)?,
-        AdminCommand::Load { db, out, file, create_if_missing } => {
-            dump::load(open_writable(&db.db, create_if_missing)?, out, file.as_deref())?
+        AdminCommand::Dump { db, out, cf } => dump::dump(&open_read_only(&db.db)?, out, &cf.column_family)?,
+        AdminCommand::Load { db, out, cf, file, create_if_missing } => {
+            let db = open_writable(&db.db, create_if_missing)?;
+            dump::load(db, out, &cf.column_family, file.as_deref())?
+        }
+        AdminCommand::ListColumnFamilies { db, out } => families::list_families(&db.db, out)?,
+        AdminCommand::CreateColumnFamily { db, out, name } => {
+            let opts = db_options(&db.db, true)?;
+            families::create_family(open_writable(&db.db, false)?, out, &name, opts)?
+        }
+        AdminCommand::DropColumnFamily { db, out, name } => {
+            families::check_droppable(&name)?;
+            families::drop_family(open_writable(&db.db, false)?, out, &name)?
         }
         AdminCommand::Stats { db, out } => inspect::stats(&db.db, out)?,
         AdminCommand::Check { db, out } => inspect::check(&db.db, out)?,

@@ -50,10 +50,14 @@ const PEERBENCH_FLAGS: &[&str] = &[
     "wt_open_config",
     "wt_table_config",
     "wt_snappy_ext",
+    // Taken only to refuse anything but one family with a message, rather than be dropped here
+    // and leave the peers measuring something else than the other engines.
+    "num_column_families",
+    "cf_batch",
 ];
 
 /// peerbench's boolean flags, so `--noname` can be handed over as `--name=0`.
-const PEERBENCH_BOOLS: &[&str] = &["sync", "disable_wal", "use_existing_db", "histogram"];
+const PEERBENCH_BOOLS: &[&str] = &["sync", "disable_wal", "use_existing_db", "histogram", "cf_batch"];
 
 /// The benchmarks peerbench runs (any other name makes it exit 1).
 const PEERBENCH_BENCHMARKS: &[&str] = &[

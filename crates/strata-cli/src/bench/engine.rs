@@ -41,6 +41,74 @@ pub trait BenchDb: Send + Sync {
     fn flush(&self) -> Result<()>;
     fn compact(&self) -> Result<()>;
     fn stats(&self, kind: StatsKind) -> String;
+
+    // Column families (`--num_column_families`): family 0 is the default one, the one the
+    // methods above use; 1.. are the others. Engines without families keep these defaults, which
+    // `open` never lets see a family other than 0.
+
+    fn put_cf(&self, cf: usize, key: &[u8], value: &[u8], sync: bool, disable_wal: bool) -> Result<()> {
+        only_default(cf)?;
+        self.put(key, value, sync, disable_wal)
+    }
+    fn get_cf(&self, cf: usize, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        only_default(cf)?;
+        self.get(key)
+    }
+    fn delete_cf(&self, cf: usize, key: &[u8], sync: bool, disable_wal: bool) -> Result<()> {
+        only_default(cf)?;
+        self.delete(key, sync, disable_wal)
+    }
+    fn merge_cf(&self, cf: usize, key: &[u8], value: &[u8], sync: bool, disable_wal: bool) -> Result<()> {
+        only_default(cf)?;
+        self.merge(key, value, sync, disable_wal)
+    }
+    /// [`BenchDb::scan`] in family `cf`.
+    fn scan_cf(
+        &self,
+        cf: usize,
+        start: &[u8],
+        n: usize,
+        reverse: bool,
+        f: &mut dyn FnMut(&[u8], &[u8]),
+    ) -> Result<usize> {
+        only_default(cf)?;
+        self.scan(start, n, reverse, f)
+    }
+    /// Writes every `(family, key, value)` of `ops` as puts, atomically.
+    fn write_batch_cf(&self, _ops: &[(usize, &[u8], &[u8])], _sync: bool, _disable_wal: bool) -> Result<()> {
+        bail!("this engine has no column families")
+    }
+}
+
+/// The error of an engine without column families asked for another one than the default.
+fn only_default(cf: usize) -> Result<()> {
+    if cf != 0 {
+        bail!("this engine has no column families (asked for family {cf})");
+    }
+    Ok(())
+}
+
+/// The built-in engines that take `--num_column_families` > 1.
+const FAMILY_ENGINES: &[&str] = &["strata"];
+
+/// Refuses `--num_column_families` > 1 for an engine without column families.
+pub fn check_families(engine: &str, families: usize) -> Result<()> {
+    if families > 1 && !FAMILY_ENGINES.contains(&engine) {
+        bail!(
+            "--num_column_families={families}: the {engine} engine has no column families here \
+             (strata has; for RocksDB run its db_bench, which takes the same flag)"
+        );
+    }
+    Ok(())
+}
+
+/// db_bench's name of column family `i`: `default`, then `column_family_name_000001`...
+pub fn column_family_name(i: usize) -> String {
+    if i == 0 {
+        "default".to_string()
+    } else {
+        format!("column_family_name_{i:06}")
+    }
 }
 
 /// Engine settings taken from the flags; `None` means "the engine's default".
@@ -75,6 +143,8 @@ pub struct EngineOptions {
     pub write_spin_micros: Option<u32>,
     /// `--statistics`: strata's `Options::latency_histograms`, RocksDB's `enable_statistics`.
     pub statistics: bool,
+    /// `--num_column_families`: how many families the engine opens (creating them as needed).
+    pub num_column_families: usize,
 }
 
 impl EngineOptions {
@@ -102,6 +172,7 @@ impl EngineOptions {
             sync_gather_micros: None,
             write_spin_micros: None,
             statistics: false,
+            num_column_families: 1,
         }
     }
 
@@ -128,6 +199,7 @@ impl EngineOptions {
             sync_gather_micros: f.sync_gather_micros,
             write_spin_micros: f.write_spin_micros,
             statistics: f.statistics,
+            num_column_families: f.num_column_families,
         }
     }
 }
@@ -153,6 +225,7 @@ const OPTIONAL: &[&str] = &["rocksdb", "heed", "fjall", "redb", "sled"];
 
 /// Opens the engine named by `--engine`. With `fresh`, whatever is at the path is removed first.
 pub fn open(engine: &str, opts: &EngineOptions, fresh: bool) -> Result<Arc<dyn BenchDb>> {
+    check_families(engine, opts.num_column_families)?;
     if fresh {
         destroy(&opts.path)?;
     }
@@ -236,5 +309,19 @@ mod tests {
             assert!(unknown_engine(name).contains(&format!("--features {name}")));
         }
         assert!(unknown_engine("nosuch").contains("this binary has: strata, memory"));
+    }
+
+    #[test]
+    fn families_have_db_benchs_names_and_other_engines_refuse_them() {
+        assert_eq!(column_family_name(0), "default");
+        assert_eq!(column_family_name(3), "column_family_name_000003");
+        let dir = tempfile::tempdir().unwrap();
+        let opts = EngineOptions { num_column_families: 2, ..EngineOptions::for_test(dir.path()) };
+        let err = open("memory", &opts, true).err().unwrap().to_string();
+        assert!(err.contains("--num_column_families=2: the memory engine has no column families"), "{err}");
+        let db = open("memory", &EngineOptions::for_test(dir.path()), true).unwrap();
+        assert!(db.put_cf(1, b"k", b"v", false, false).is_err());
+        db.put_cf(0, b"k", b"v", false, false).unwrap();
+        assert_eq!(db.get_cf(0, b"k").unwrap(), Some(b"v".to_vec()));
     }
 }

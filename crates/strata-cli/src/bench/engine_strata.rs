@@ -6,23 +6,39 @@
 //! Must not: add work to the measured calls (no copies beyond what the engine API returns) or
 //! second-guess option values; the engine validates them at open and names the bad one.
 
-use anyhow::{Context, Result};
-use strata::{Db, Options, ReadOptions, WriteBatch, WriteOptions};
+use anyhow::{anyhow, Context, Result};
+use strata::{ColumnFamily, Db, DbIterator, Options, ReadOptions, WriteBatch, WriteOptions};
 
-use super::engine::{BenchDb, EngineOptions, StatsKind};
+use super::engine::{column_family_name, BenchDb, EngineOptions, StatsKind};
 
 /// A strata database opened for benchmarking.
 pub struct StrataDb {
     db: Db,
+    /// `--num_column_families` handles, the default family first (db_bench's order and names).
+    families: Vec<ColumnFamily>,
 }
 
 impl StrataDb {
-    /// Opens (or creates, unless `--use_existing_db`) the database at `o.path`.
+    /// Opens (or creates, unless `--use_existing_db`) the database at `o.path`, with its
+    /// `--num_column_families` families (created with it; an existing database must have them).
     pub fn open(o: &EngineOptions) -> Result<Self> {
         let opts = options(o)?;
-        let db =
-            Db::open(&o.path, opts).with_context(|| format!("opening strata at {}", o.path.display()))?;
-        Ok(Self { db })
+        let names: Vec<String> = (1..o.num_column_families).map(column_family_name).collect();
+        let named: Vec<(String, Options)> = names.iter().map(|n| (n.clone(), opts.clone())).collect();
+        let db = Db::open_cf(&o.path, opts, named)
+            .with_context(|| format!("opening strata at {}", o.path.display()))?;
+        let mut families = vec![db.default_cf()];
+        for name in &names {
+            families.push(db.cf(name).with_context(|| format!("column family {name} did not open"))?);
+        }
+        Ok(Self { db, families })
+    }
+
+    /// The handle of family `cf`; an error, not a panic, for one that was not opened.
+    fn family(&self, cf: usize) -> Result<&ColumnFamily> {
+        self.families.get(cf).ok_or_else(|| {
+            anyhow!("column family {cf} was not opened (--num_column_families={})", self.families.len())
+        })
     }
 }
 
@@ -112,36 +128,21 @@ impl BenchDb for StrataDb {
     }
 
     fn scan(&self, start: &[u8], n: usize, reverse: bool, f: &mut dyn FnMut(&[u8], &[u8])) -> Result<usize> {
-        let mut it = self.db.iter(&ReadOptions::new())?;
-        match (reverse, start.is_empty()) {
-            (false, true) => it.seek_to_first(),
-            (false, false) => it.seek(start),
-            (true, true) => it.seek_to_last(),
-            (true, false) => it.seek_for_prev(start),
-        }
-        let mut count = 0;
-        while count < n && it.valid() {
-            f(it.key(), it.value());
-            count += 1;
-            // Step only when another entry is wanted: n entries cost one seek and n - 1 steps.
-            if count < n {
-                if reverse {
-                    it.prev();
-                } else {
-                    it.next();
-                }
-            }
-        }
-        it.status()?;
-        Ok(count)
+        scan_with(self.db.iter(&ReadOptions::new())?, start, n, reverse, f)
     }
 
     fn flush(&self) -> Result<()> {
-        Ok(self.db.flush()?)
+        for cf in &self.families {
+            self.db.flush_cf(cf)?;
+        }
+        Ok(())
     }
 
     fn compact(&self) -> Result<()> {
-        Ok(self.db.compact_range(None, None)?)
+        for cf in &self.families {
+            self.db.compact_range_cf(cf, None, None)?;
+        }
+        Ok(())
     }
 
     fn stats(&self, kind: StatsKind) -> String {
@@ -151,6 +152,90 @@ impl BenchDb for StrataDb {
         };
         self.db.property(name).unwrap_or_else(|| format!("({name} is not available)\n"))
     }
+
+    // Family 0 goes through the default-family calls, so one family measures what it did before
+    // families existed.
+
+    fn put_cf(&self, cf: usize, key: &[u8], value: &[u8], sync: bool, disable_wal: bool) -> Result<()> {
+        if cf == 0 {
+            return self.put(key, value, sync, disable_wal);
+        }
+        Ok(self.db.put_cf(self.family(cf)?, &write_options(sync, disable_wal), key, value)?)
+    }
+
+    fn get_cf(&self, cf: usize, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        if cf == 0 {
+            return self.get(key);
+        }
+        Ok(self.db.get_cf(self.family(cf)?, &ReadOptions::new(), key)?)
+    }
+
+    fn delete_cf(&self, cf: usize, key: &[u8], sync: bool, disable_wal: bool) -> Result<()> {
+        if cf == 0 {
+            return self.delete(key, sync, disable_wal);
+        }
+        Ok(self.db.delete_cf(self.family(cf)?, &write_options(sync, disable_wal), key)?)
+    }
+
+    fn merge_cf(&self, cf: usize, key: &[u8], value: &[u8], sync: bool, disable_wal: bool) -> Result<()> {
+        if cf == 0 {
+            return self.merge(key, value, sync, disable_wal);
+        }
+        Ok(self.db.merge_cf(self.family(cf)?, &write_options(sync, disable_wal), key, value)?)
+    }
+
+    fn scan_cf(
+        &self,
+        cf: usize,
+        start: &[u8],
+        n: usize,
+        reverse: bool,
+        f: &mut dyn FnMut(&[u8], &[u8]),
+    ) -> Result<usize> {
+        if cf == 0 {
+            return self.scan(start, n, reverse, f);
+        }
+        scan_with(self.db.iter_cf(self.family(cf)?, &ReadOptions::new())?, start, n, reverse, f)
+    }
+
+    fn write_batch_cf(&self, ops: &[(usize, &[u8], &[u8])], sync: bool, disable_wal: bool) -> Result<()> {
+        let mut batch = WriteBatch::new();
+        for &(cf, k, v) in ops {
+            batch.put_cf(self.family(cf)?, k, v);
+        }
+        Ok(self.db.write(&write_options(sync, disable_wal), batch)?)
+    }
+}
+
+/// Positions `it` at `start` as [`BenchDb::scan`] says and hands up to `n` entries to `f`.
+fn scan_with(
+    mut it: DbIterator,
+    start: &[u8],
+    n: usize,
+    reverse: bool,
+    f: &mut dyn FnMut(&[u8], &[u8]),
+) -> Result<usize> {
+    match (reverse, start.is_empty()) {
+        (false, true) => it.seek_to_first(),
+        (false, false) => it.seek(start),
+        (true, true) => it.seek_to_last(),
+        (true, false) => it.seek_for_prev(start),
+    }
+    let mut count = 0;
+    while count < n && it.valid() {
+        f(it.key(), it.value());
+        count += 1;
+        // Step only when another entry is wanted: n entries cost one seek and n - 1 steps.
+        if count < n {
+            if reverse {
+                it.prev();
+            } else {
+                it.next();
+            }
+        }
+    }
+    it.status()?;
+    Ok(count)
 }
 
 #[cfg(test)]

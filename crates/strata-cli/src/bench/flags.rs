@@ -49,6 +49,11 @@ pub struct Flags {
     /// Bytes per second for the readwhilewriting writer; 0 means unlimited.
     pub benchmark_write_rate_limit: u64,
     pub batch_size: usize,
+    /// `--num_column_families`: the default family plus `column_family_name_000001`...; key n
+    /// lives in family n % N.
+    pub num_column_families: usize,
+    /// `--cf_batch`: each write is one batch putting its key into every column family.
+    pub cf_batch: bool,
     pub min_blob_size: Option<usize>,
     /// strata: the `Options` preset to start from (other flags override it).
     pub preset: Option<String>,
@@ -217,6 +222,20 @@ pub static FLAGS: &[FlagSpec] = &[
     flag("batch_size", "1", "puts per write batch; keys per multireadrandom call", |f, v| {
         set_min(&mut f.batch_size, v, 1)
     }),
+    flag(
+        "num_column_families",
+        "1",
+        "column families: default plus column_family_name_000001...; key n is written to and \
+         read from family n % N (strata only among the built-in engines)",
+        |f, v| set_min(&mut f.num_column_families, v, 1),
+    ),
+    bool_flag(
+        "cf_batch",
+        "0",
+        "strata: each write is one batch putting its key into every column family (N puts, a \
+         fresh value each; --num counts keys, so N x num entries); needs --num_column_families>1",
+        |f, v| set_bool(&mut f.cf_batch, v),
+    ),
     flag(
         "min_blob_size",
         "",
@@ -456,6 +475,7 @@ mod tests {
         assert_eq!((f.write_buffer_size, &f.db, f.min_blob_size), (None, &None, None));
         assert!(!f.sync && !f.disable_wal && !f.use_existing_db && !f.histogram);
         assert_eq!((f.seed, f.duration, f.seek_nexts, f.batch_size), (0, 0, 0, 1));
+        assert_eq!((f.num_column_families, f.cf_batch), (1, false));
         assert_eq!(f.reads_per_thread(), 1_000_000);
     }
 
@@ -502,6 +522,7 @@ mod tests {
         assert_eq!(err, "--num: \"12x\" is not a valid integer");
         assert!(parse(&["--sync=maybe"]).unwrap_err().to_string().starts_with("--sync:"));
         assert!(parse(&["--threads=0"]).is_err());
+        assert!(parse(&["--num_column_families=0"]).unwrap_err().to_string().contains("at least 1"));
         assert!(parse(&["--num"]).unwrap_err().to_string().contains("needs a value"));
         assert!(parse(&["--nonum"]).is_err(), "--no prefix only for booleans");
         assert!(parse(&["num=5"]).is_err());

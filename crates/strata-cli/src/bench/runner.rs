@@ -125,6 +125,11 @@ impl<'a> Runner<'a> {
             }
             self.reopen_fresh()?;
         }
+        if w == Workload::MultiReadRandom && self.flags.num_column_families > 1 {
+            bail!(
+                "multireadrandom does not take --num_column_families > 1 (its batches would span families)"
+            );
+        }
         if w == Workload::MergeRandom && self.flags.merge_operator.is_none() {
             bail!("mergerandom needs --merge_operator (for example --merge_operator=uint64add)");
         }
@@ -266,6 +271,10 @@ fn check_benchmarks(flags: &Flags) -> Result<()> {
     if let Some(bad) = flags.benchmarks.iter().find(|b| Workload::parse(b).is_none()) {
         bail!("{}", super::workloads::unknown_benchmark(bad));
     }
+    engine::check_families(&flags.engine, flags.num_column_families)?;
+    if flags.cf_batch && flags.num_column_families < 2 {
+        bail!("--cf_batch puts each key into every column family: it needs --num_column_families=2 or more");
+    }
     Ok(())
 }
 
@@ -296,6 +305,10 @@ pub fn header_text(f: &Flags, path: &Path) -> String {
         compression_display_name(&f.compression_type),
     );
     s.push_str(&format!("Engine:     {}\nDB path:    [{}]\n", f.engine, path.display()));
+    if f.num_column_families > 1 {
+        let how = if f.cf_batch { "every key in each, one batch per key" } else { "key n in family n % N" };
+        s.push_str(&format!("Column families: {} ({how})\n", f.num_column_families));
+    }
     if !f.ignored.is_empty() {
         s.push_str(&format!("Ignored:    {} (no strata equivalent)\n", f.ignored.join(" ")));
     }
@@ -451,5 +464,103 @@ mod tests {
         let row = lines.next().expect("a row after 2 s of readrandom");
         let (secs, qps) = row.split_once(',').unwrap();
         assert!(secs.parse::<u64>().is_ok() && qps.parse::<u64>().unwrap() > 0, "{row}");
+    }
+
+    /// Runs the bench on the strata engine in `dir` and returns its stdout.
+    fn run_strata(dir: &std::path::Path, args: &[&str]) -> anyhow::Result<String> {
+        let db = format!("--db={}", dir.display());
+        let mut all = vec!["--engine=strata", "--seed=1", "--compression_type=none", &db];
+        all.extend_from_slice(args);
+        let f = flags::parse(&all).unwrap();
+        let mut out = Vec::new();
+        super::super::run(&f, &mut out)?;
+        Ok(String::from_utf8(out).unwrap())
+    }
+
+    /// Entries per column family of the database in `dir`, by name.
+    fn family_sizes(dir: &std::path::Path) -> Vec<(String, usize)> {
+        let db = strata::Db::open(dir, strata::Options::default()).unwrap();
+        let sizes = db
+            .cf_names()
+            .into_iter()
+            .map(|name| {
+                let cf = db.cf(&name).unwrap();
+                let mut it = db.iter_cf(&cf, &strata::ReadOptions::new()).unwrap();
+                it.seek_to_first();
+                let mut n = 0;
+                while it.valid() {
+                    n += 1;
+                    it.next();
+                }
+                (name, n)
+            })
+            .collect();
+        db.close().unwrap();
+        sizes
+    }
+
+    #[test]
+    fn column_families_spread_keys_and_reads_find_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let benchmarks = "--benchmarks=fillseq,readrandom,seekrandom,readseq,readreverse,updaterandom,flush";
+        let out = run_strata(dir.path(), &["--num=300", "--num_column_families=3", benchmarks]).unwrap();
+        assert!(out.contains("Column families: 3 (key n in family n % N)\n"), "{out}");
+        check_shape(result_line(&out, "fillseq"), 300);
+        assert!(result_line(&out, "readrandom").ends_with("(300 of 300 found)"), "{out}");
+        assert!(result_line(&out, "seekrandom").ends_with("(300 of 300 found)"), "{out}");
+        check_shape(result_line(&out, "readseq"), 300);
+        check_shape(result_line(&out, "readreverse"), 300);
+        assert!(result_line(&out, "updaterandom").contains("found:300)"), "{out}");
+        let sizes = family_sizes(dir.path());
+        let names: Vec<&str> = sizes.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, ["default", "column_family_name_000001", "column_family_name_000002"]);
+        assert!(sizes.iter().all(|(_, n)| *n == 100), "{sizes:?}");
+
+        // Batches of keys spread over the families too, and deletes find their family.
+        let out = run_strata(
+            dir.path(),
+            &["--num=300", "--num_column_families=3", "--batch_size=10", "--benchmarks=fillrandom,deleteseq"],
+        )
+        .unwrap();
+        check_shape(result_line(&out, "fillrandom"), 300);
+        assert!(family_sizes(dir.path()).iter().all(|(_, n)| *n == 0), "deleteseq removed every key");
+    }
+
+    #[test]
+    fn cf_batch_puts_each_key_into_every_family_in_one_batch() {
+        let dir = tempfile::tempdir().unwrap();
+        let args = ["--num=200", "--num_column_families=4", "--cf_batch", "--histogram"];
+        let out =
+            run_strata(dir.path(), &[&args[..], &["--benchmarks=fillseq,readrandom"]].concat()).unwrap();
+        assert!(out.contains("Column families: 4 (every key in each, one batch per key)\n"), "{out}");
+        // 200 keys, 4 entries each; one latency sample per batch.
+        check_shape(result_line(&out, "fillseq"), 800);
+        assert!(out.contains("Microseconds per write:\nCount: 200 Average: "), "{out}");
+        assert!(result_line(&out, "readrandom").ends_with("(200 of 200 found)"), "{out}");
+        let sizes = family_sizes(dir.path());
+        assert_eq!(sizes.len(), 4);
+        assert!(sizes.iter().all(|(_, n)| *n == 200), "{sizes:?}");
+    }
+
+    #[test]
+    fn column_family_flags_refuse_what_they_cannot_do() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = run_strata(dir.path(), &["--num=10", "--cf_batch"]).unwrap_err().to_string();
+        assert!(err.contains("--cf_batch") && err.contains("--num_column_families=2"), "{err}");
+        let err = run_strata(
+            dir.path(),
+            &["--num=10", "--num_column_families=2", "--benchmarks=fillseq,multireadrandom"],
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("multireadrandom"), "{err}");
+        let f = flags::parse(&["--engine=memory", "--num=10", "--num_column_families=2"]).unwrap();
+        let err = super::super::run(&f, &mut Vec::new()).unwrap_err().to_string();
+        assert!(err.contains("memory engine has no column families"), "{err}");
+        // An existing database must already have the families.
+        run_strata(dir.path(), &["--num=10", "--benchmarks=fillseq"]).unwrap();
+        let err = run_strata(dir.path(), &["--num=10", "--use_existing_db", "--num_column_families=2"])
+            .unwrap_err();
+        assert!(format!("{err:#}").contains("column_family_name_000001"), "{err:#}");
     }
 }

@@ -1,10 +1,12 @@
 //! The benchmarks themselves: what one thread does for each db_bench benchmark name.
 //!
 //! Owns: the per-thread operation loops (which keys, which values, how many operations, what
-//! counts as found, how many bytes are reported), following db_bench and peerbench.cc.
+//! counts as found, how many bytes are reported), following db_bench and peerbench.cc, and
+//! which column family each key lives in (`--num_column_families`: key n in family n % N).
 //! Must not: allocate per operation (keys live in a reused [`KeyBuf`], values are windows of
 //! the shared pool), print, or start threads (the runner does that).
 
+use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
@@ -202,9 +204,24 @@ pub fn run(w: Workload, c: &mut Ctx<'_>) -> Result<()> {
     }
 }
 
+/// The column family key `n` is written to and read from: n % `--num_column_families`.
+/// db_bench picks a random family per write and reads from a random one; a fixed mapping lets
+/// every read find its key where it was written. Family 0 is the default family.
+#[inline]
+fn family(f: &Flags, n: u64) -> usize {
+    if f.num_column_families <= 1 {
+        0
+    } else {
+        (n % f.num_column_families as u64) as usize
+    }
+}
+
 fn write(c: &mut Ctx<'_>, seq: bool) -> Result<()> {
     let secs = if seq { 0 } else { c.flags.duration };
     let mut budget = Budget::new(c.flags.writes_per_thread(), secs);
+    if c.flags.cf_batch || (c.flags.batch_size > 1 && c.flags.num_column_families > 1) {
+        return write_family_batches(c, seq, &mut budget);
+    }
     if c.flags.batch_size > 1 {
         return write_batches(c, seq, &mut budget);
     }
@@ -216,7 +233,7 @@ fn write(c: &mut Ctx<'_>, seq: bool) -> Result<()> {
         i += 1;
         let key = c.keys.key(n);
         let value = c.values.generate(vsize);
-        c.db.put(key, value, sync, no_wal)?;
+        c.db.put_cf(family(c.flags, n), key, value, sync, no_wal)?;
         bytes += (key.len() + value.len()) as u64;
         c.finished(1);
     }
@@ -252,6 +269,50 @@ fn write_batches(c: &mut Ctx<'_>, seq: bool, budget: &mut Budget) -> Result<()> 
     Ok(())
 }
 
+/// Batches across column families: `--batch_size` keys per batch, each put into its own family,
+/// or with `--cf_batch` into every family (one put per family, the same key, a fresh value
+/// each). Latency is per batch, operations per entry; the budget counts keys, so `--cf_batch`
+/// writes N entries per key.
+fn write_family_batches(c: &mut Ctx<'_>, seq: bool, budget: &mut Budget) -> Result<()> {
+    let (batch, ksize, vsize) = (c.flags.batch_size, c.flags.key_size, c.flags.value_size);
+    let per_key = if c.flags.cf_batch { c.flags.num_column_families } else { 1 };
+    let mut key_arena = vec![b'0'; batch * ksize];
+    // Per entry: its family and the window of the value pool it puts.
+    let mut entries: Vec<(usize, Range<usize>)> = Vec::with_capacity(batch * per_key);
+    let mut ops: Vec<(usize, &[u8], &[u8])> = Vec::with_capacity(batch * per_key);
+    let mut i = 0u64;
+    let mut bytes = 0u64;
+    while !budget.done(batch as u64) {
+        entries.clear();
+        for slot in key_arena.chunks_exact_mut(ksize) {
+            let n = if seq { i } else { c.rng.next_key() };
+            i += 1;
+            encode_key(n, slot);
+            if c.flags.cf_batch {
+                entries.extend((0..per_key).map(|cf| (cf, c.values.next_range(vsize))));
+            } else {
+                entries.push((family(c.flags, n), c.values.next_range(vsize)));
+            }
+        }
+        let mut batch_ops = recycle_cf(ops);
+        let pool = c.values.pool();
+        let keys = key_arena.chunks_exact(ksize).flat_map(|k| std::iter::repeat_n(k, per_key));
+        batch_ops.extend(keys.zip(&entries).map(|(k, (cf, r))| (*cf, k, &pool[r.clone()])));
+        c.db.write_batch_cf(&batch_ops, c.flags.sync, c.flags.disable_wal)?;
+        ops = recycle_cf(batch_ops);
+        bytes += (entries.len() * (ksize + vsize)) as u64;
+        c.finished(entries.len() as u64);
+    }
+    c.stats.add_bytes(bytes);
+    Ok(())
+}
+
+/// [`recycle`] for batches that name each entry's column family.
+fn recycle_cf<'b>(mut v: Vec<(usize, &[u8], &[u8])>) -> Vec<(usize, &'b [u8], &'b [u8])> {
+    v.clear();
+    v.into_iter().map(|_| (0, &[][..], &[][..])).collect()
+}
+
 /// Empties a vector of borrowed pairs and hands its allocation to new borrows; the in-place
 /// collect reuses the buffer because the element layout is unchanged, so batches don't allocate.
 fn recycle<'b>(mut v: Vec<(&[u8], &[u8])>) -> Vec<(&'b [u8], &'b [u8])> {
@@ -266,7 +327,7 @@ fn read_random(c: &mut Ctx<'_>) -> Result<()> {
         let n = c.rng.next_key();
         let key = c.keys.key(n);
         c.ops += 1;
-        if let Some(v) = c.db.get(key)? {
+        if let Some(v) = c.db.get_cf(family(c.flags, n), key)? {
             c.found += 1;
             bytes += (key.len() + v.len()) as u64;
         }
@@ -298,15 +359,22 @@ fn multi_read_random(c: &mut Ctx<'_>) -> Result<()> {
     Ok(())
 }
 
+/// With column families, walks one family after another (in family order, backwards too) until
+/// `--reads` entries were read in all.
 fn read_seq(c: &mut Ctx<'_>, reverse: bool) -> Result<()> {
-    let n = usize::try_from(c.flags.reads_per_thread()).unwrap_or(usize::MAX);
+    let mut left = usize::try_from(c.flags.reads_per_thread()).unwrap_or(usize::MAX);
     let mut bytes = 0u64;
     let (stats, progress) = (&mut c.stats, c.progress);
-    c.db.scan(b"", n, reverse, &mut |k, v| {
-        bytes += (k.len() + v.len()) as u64;
-        stats.finished_ops(1);
-        progress.set(stats.done());
-    })?;
+    for cf in 0..c.flags.num_column_families {
+        left -= c.db.scan_cf(cf, b"", left, reverse, &mut |k, v| {
+            bytes += (k.len() + v.len()) as u64;
+            stats.finished_ops(1);
+            progress.set(stats.done());
+        })?;
+        if left == 0 {
+            break;
+        }
+    }
     c.stats.add_bytes(bytes);
     Ok(())
 }
@@ -322,7 +390,7 @@ fn seek_random(c: &mut Ctx<'_>) -> Result<()> {
         let key = c.keys.key(n);
         let mut idx = 0usize;
         let mut found = false;
-        c.db.scan(key, nexts + 1, false, &mut |k, v| {
+        c.db.scan_cf(family(c.flags, n), key, nexts + 1, false, &mut |k, v| {
             found |= idx == 0 && k == key;
             if idx < nexts {
                 bytes += (k.len() + v.len()) as u64;
@@ -345,13 +413,14 @@ fn update_random(c: &mut Ctx<'_>) -> Result<()> {
     while !budget.done(1) {
         let n = c.rng.next_key();
         let key = c.keys.key(n);
+        let cf = family(c.flags, n);
         c.ops += 1;
-        if let Some(v) = c.db.get(key)? {
+        if let Some(v) = c.db.get_cf(cf, key)? {
             c.found += 1;
             bytes += (key.len() + v.len()) as u64;
         }
         let value = c.values.generate(vsize);
-        c.db.put(key, value, sync, no_wal)?;
+        c.db.put_cf(cf, key, value, sync, no_wal)?;
         bytes += (key.len() + value.len()) as u64;
         c.finished(1);
     }
@@ -368,7 +437,7 @@ fn merge_random(c: &mut Ctx<'_>) -> Result<()> {
         let n = c.rng.next_key();
         let key = c.keys.key(n);
         let value = c.values.generate(vsize);
-        c.db.merge(key, value, sync, no_wal)?;
+        c.db.merge_cf(family(c.flags, n), key, value, sync, no_wal)?;
         bytes += (key.len() + value.len()) as u64;
         c.ops += 1;
         c.finished(1);
@@ -385,7 +454,7 @@ fn delete(c: &mut Ctx<'_>, seq: bool) -> Result<()> {
     while !budget.done(1) {
         let n = if seq { i } else { c.rng.next_key() };
         i += 1;
-        c.db.delete(c.keys.key(n), sync, no_wal)?;
+        c.db.delete_cf(family(c.flags, n), c.keys.key(n), sync, no_wal)?;
         c.finished(1);
     }
     Ok(())
@@ -403,7 +472,7 @@ fn rate_limited_writer(c: &mut Ctx<'_>) -> Result<()> {
         let n = c.rng.next_key();
         let key = c.keys.key(n);
         let value = c.values.generate(vsize);
-        c.db.put(key, value, sync, no_wal)?;
+        c.db.put_cf(family(c.flags, n), key, value, sync, no_wal)?;
         bytes += (key.len() + value.len()) as u64;
         c.finished(1);
         if limit > 0 {
