@@ -228,3 +228,25 @@ fn live(cf: &ColumnFamily) -> Result<&Family> {
     }
     Ok(&cf.family)
 }
+
+impl Db {
+    /// [`Db::property`] of column family `cf`: the per-family properties (`num-files-at-level<N>`,
+    /// `levelstats`, `estimate-pending-compaction-bytes`, `num-immutable-mem-table`,
+    /// `total-sst-files-size`, `total-blob-file-size`) describe that family; the others the
+    /// whole database. `None` for an unknown name or a dropped family.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir()?;
+    /// use strata::{Db, Options, WriteOptions};
+    /// let db = Db::open(dir.path(), Options::default())?;
+    /// let cf = db.create_cf("events", Options::default())?;
+    /// db.put_cf(&cf, &WriteOptions::default(), b"k", b"v")?;
+    /// db.flush_cf(&cf)?;
+    /// assert_eq!(db.property_cf(&cf, "strata.num-files-at-level0").as_deref(), Some("1"));
+    /// assert_eq!(db.property("strata.num-files-at-level0").as_deref(), Some("0"));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn property_cf(&self, cf: &ColumnFamily, name: &str) -> Option<String> {
+        self.inner.property_of(live(cf).ok()?, name)
+    }
+}

@@ -5,6 +5,7 @@ use std::fmt::Write as _;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
+use super::family::Family;
 use super::info_log::LogSlot;
 use super::DbInner;
 use crate::compaction::picker;
@@ -158,20 +159,27 @@ fn prom_histogram(s: &mut String, name: &str, help: &str, h: &HistogramSnapshot)
 
 impl DbInner {
     pub(crate) fn property(&self, name: &str) -> Option<String> {
+        self.property_of(&self.default, name)
+    }
+
+    /// A property of column family `family` where it has one of its own (files per level,
+    /// level stats, pending compaction bytes, immutable memtables, table and blob sizes); the
+    /// database-wide ones otherwise.
+    pub(crate) fn property_of(&self, family: &Family, name: &str) -> Option<String> {
         let name = name.strip_prefix("strata.").or_else(|| name.strip_prefix("rocksdb."))?;
-        let v = self.default.super_version.load().version.clone();
+        let v = family.super_version.load().version.clone();
         if let Some(level) = name.strip_prefix("num-files-at-level") {
             let level: usize = level.parse().ok().filter(|&l| l < NUM_LEVELS)?;
             return Some(v.level_files(level).to_string());
         }
         match name {
             "stats" => Some(self.stats_text()),
-            "levelstats" => Some(self.level_stats_text()),
+            "levelstats" => Some(level_stats_text(family)),
             "estimate-pending-compaction-bytes" => {
-                Some(picker::pending_compaction_bytes(&v, &self.opts).to_string())
+                Some(picker::pending_compaction_bytes(&v, &family.opts).to_string())
             }
             "block-cache-usage" => Some(self.table_cache.block_cache().map_or(0, |c| c.usage()).to_string()),
-            "num-immutable-mem-table" => Some((self.default.memtable_budget.memtables() - 1).to_string()),
+            "num-immutable-mem-table" => Some((family.memtable_budget.memtables() - 1).to_string()),
             "memtable-borrowed-bytes" => {
                 Some(self.table_cache.block_cache().map_or(0, |c| c.reserved()).to_string())
             }
@@ -333,37 +341,11 @@ impl DbInner {
         s
     }
 
-    fn level_stats_text(&self) -> String {
-        let v = self.default.super_version.load().version.clone();
-        let (targets, base) = picker::level_targets(&v, &self.opts);
-        let mut s = String::from("Level Files Size(MB) Target(MB)\n--------------------------------\n");
-        for level in 0..NUM_LEVELS {
-            let target = if level == 0 || level < base { 0.0 } else { targets[level] as f64 / MIB };
-            let _ = writeln!(
-                s,
-                "{level:>5} {:>5} {:>8.1} {:>10.1}",
-                v.level_files(level),
-                v.level_bytes(level) as f64 / MIB,
-                target
-            );
-        }
-        let blob_bytes: u64 = v.blob_files.values().map(|b| b.meta.file_size).sum();
-        let garbage: u64 = v.blob_files.values().map(|b| b.garbage_bytes).sum();
-        let _ = writeln!(
-            s,
-            " blob {:>5} {:>8.1} garbage {:.1} MB",
-            v.blob_files.len(),
-            blob_bytes as f64 / MIB,
-            garbage as f64 / MIB
-        );
-        s
-    }
-
     fn stats_text(&self) -> String {
         let st = &self.stats;
         let get = |c: &AtomicU64| c.load(Ordering::Relaxed);
         let user = get(&st.user_bytes).max(1);
-        let mut s = self.level_stats_text();
+        let mut s = level_stats_text(&self.default);
         let _ = writeln!(
             s,
             "keys written: {}  user bytes: {:.1} MB",
@@ -409,4 +391,31 @@ impl DbInner {
         }
         s
     }
+}
+
+/// Files, sizes and targets per level of one family's tree.
+fn level_stats_text(family: &Family) -> String {
+    let v = family.super_version.load().version.clone();
+    let (targets, base) = picker::level_targets(&v, &family.opts);
+    let mut s = String::from("Level Files Size(MB) Target(MB)\n--------------------------------\n");
+    for level in 0..NUM_LEVELS {
+        let target = if level == 0 || level < base { 0.0 } else { targets[level] as f64 / MIB };
+        let _ = writeln!(
+            s,
+            "{level:>5} {:>5} {:>8.1} {:>10.1}",
+            v.level_files(level),
+            v.level_bytes(level) as f64 / MIB,
+            target
+        );
+    }
+    let blob_bytes: u64 = v.blob_files.values().map(|b| b.meta.file_size).sum();
+    let garbage: u64 = v.blob_files.values().map(|b| b.garbage_bytes).sum();
+    let _ = writeln!(
+        s,
+        " blob {:>5} {:>8.1} garbage {:.1} MB",
+        v.blob_files.len(),
+        blob_bytes as f64 / MIB,
+        garbage as f64 / MIB
+    );
+    s
 }
