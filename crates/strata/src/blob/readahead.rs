@@ -96,8 +96,10 @@ mod tests {
     impl RandomAccessFile for Bytes {
         fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
             let from = offset as usize;
-            let src =
-                self.0.get(from..from + buf.len()).ok_or_else(|| crate::Error::corruption("past the end"))?;
+            let src = self
+                .0
+                .get(from..from + buf.len())
+                .ok_or_else(|| crate::error::Error::corruption("past the end"))?;
             buf.copy_from_slice(src);
             Ok(())
         }

@@ -7,11 +7,11 @@
 //! database in memory, or inject faults in tests (see the fault-injection example on
 //! [`FileSystem`]). The default, [`PosixFs`], is the operating system's filesystem.
 //!
-//! Errors from every method are [`Error`](crate::Error)s: [`Error::Io`](crate::Error::Io) with
+//! Errors from every method are [`Error`](crate::error::Error)s: [`Error::Io`](crate::error::Error::Io) with
 //! the path for failures of the operating system (build them with
-//! [`Error::io`](crate::Error::io)), and [`Error::Locked`](crate::Error::Locked) from
+//! [`Error::io`](crate::error::Error::io)), and [`Error::Locked`](crate::error::Error::Locked) from
 //! [`FileSystem::lock`]. An error the engine gets while writing makes the database read-only
-//! ([`Error::Background`](crate::Error::Background)) rather than risk losing data, until
+//! ([`Error::Background`](crate::error::Error::Background)) rather than risk losing data, until
 //! [`Db::resume`](crate::Db::resume) clears a retryable one (such as `StorageFull`).
 
 mod mapped_range;
@@ -231,7 +231,7 @@ pub trait FileLock: Send + Sync {}
 
 /// The only door to the disk: every file strata creates, reads, renames or removes goes through
 /// the `FileSystem` in [`Options::fs`](crate::Options::fs). Implementations must be safe to call
-/// from many threads at once. Every method fails with [`Error::Io`](crate::Error::Io) (naming the
+/// from many threads at once. Every method fails with [`Error::Io`](crate::error::Error::Io) (naming the
 /// path) when the operation fails, unless its own documentation says otherwise.
 ///
 /// # Using one
@@ -394,7 +394,7 @@ pub trait FileSystem: Send + Sync + 'static {
     /// [`FileSystem`].
     fn sync_dir(&self, path: &Path) -> Result<()>;
     /// Takes an exclusive lock on `path` (created if missing), held until the returned
-    /// [`FileLock`] is dropped. Fails with [`Error::Locked`](crate::Error::Locked) if another
+    /// [`FileLock`] is dropped. Fails with [`Error::Locked`](crate::error::Error::Locked) if another
     /// holder (in this process or another) has it. See the examples on [`FileSystem`].
     fn lock(&self, path: &Path) -> Result<Box<dyn FileLock>>;
 

@@ -37,12 +37,12 @@ pub trait InternalIterator: Send {
         self.valid()
     }
     /// The first error met, if any.
-    fn status(&self) -> crate::Result<()>;
+    fn status(&self) -> crate::error::Result<()>;
 }
 
 /// An iterator with no entries, or one that only reports an error.
 pub struct EmptyIterator {
-    error: Option<crate::Error>,
+    error: Option<crate::error::Error>,
 }
 
 impl EmptyIterator {
@@ -74,7 +74,7 @@ impl InternalIterator for EmptyIterator {
     fn value(&self) -> &[u8] {
         &[]
     }
-    fn status(&self) -> crate::Result<()> {
+    fn status(&self) -> crate::error::Result<()> {
         match &self.error {
             Some(e) => Err(e.duplicate()),
             None => Ok(()),

@@ -254,7 +254,7 @@ impl InternalIterator for MemTableIterator {
         self.node.map_or(&[], |n| self.list().value(n))
     }
 
-    fn status(&self) -> crate::Result<()> {
+    fn status(&self) -> crate::error::Result<()> {
         Ok(())
     }
 }

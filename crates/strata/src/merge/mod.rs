@@ -5,7 +5,7 @@
 //!
 //! The operator's name is recorded in the database's OPTIONS file. It is not checked at open:
 //! reopening a database with a different operator (or none, which makes reads of merged keys fail
-//! with [`Error::Merge`](crate::Error::Merge)) is the caller's responsibility.
+//! with [`Error::Merge`](crate::error::Error::Merge)) is the caller's responsibility.
 
 use std::sync::Arc;
 
@@ -64,7 +64,7 @@ pub trait MergeOperator: Send + Sync {
     fn name(&self) -> &str;
     /// Applies `operands` (oldest first) to `base` (`None` when there is no value or it was
     /// deleted) and returns the new value. Returns `None` if the operands cannot be applied: a
-    /// read of the key then fails with [`Error::Merge`](crate::Error::Merge), and compaction
+    /// read of the key then fails with [`Error::Merge`](crate::error::Error::Merge), and compaction
     /// keeps the operands unfolded. See the example on [`MergeOperator`].
     fn full_merge(&self, key: &[u8], base: Option<&[u8]>, operands: &[&[u8]]) -> Option<Vec<u8>>;
     /// Combines adjacent operands (oldest first) into one operand, if the operator allows it;
