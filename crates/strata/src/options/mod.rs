@@ -167,6 +167,12 @@ pub struct Options {
     /// MANIFEST, so this bounds its time; each roll costs writing the snapshot and replacing
     /// `CURRENT`. A MANIFEST whose snapshot alone exceeds it rolls at every change.
     pub max_manifest_file_size: u64,
+    /// With more than one column family: once the WALs still needed hold more than this many
+    /// bytes, the families whose unflushed writes keep the oldest WAL are flushed, so that a
+    /// family written rarely does not keep every WAL since its last flush (RocksDB's option of
+    /// the same name). 0 (the default) means four times the memtable bytes every family may
+    /// hold (`write_buffer_size * max_write_buffer_number`, summed over families).
+    pub max_total_wal_size: u64,
     /// Time every `get`, `multi_get` and write into the latency histograms
     /// ([`Stats::get_latency`](crate::Stats::get_latency) and
     /// [`Stats::write_latency`](crate::Stats::write_latency), the `strata.histograms` property
@@ -234,6 +240,7 @@ impl Default for Options {
             max_log_file_size: 4 << 20,
             keep_log_file_num: 10,
             max_manifest_file_size: 64 << 20,
+            max_total_wal_size: 0,
             latency_histograms: false,
             merge_operator: None,
             fs: crate::fs::default_fs(),

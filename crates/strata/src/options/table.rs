@@ -103,6 +103,7 @@ static TABLE: &[OptionDef] = &[
     field!(max_log_file_size, Db),
     field!(keep_log_file_num, Db),
     field!(max_manifest_file_size, Db),
+    field!(max_total_wal_size, Db),
     field!(latency_histograms, Db),
     field!(write_buffer_size, ColumnFamily),
     field!(max_write_buffer_number, ColumnFamily),
@@ -360,6 +361,7 @@ mod tests {
             max_log_file_size: 1 << 20,
             keep_log_file_num: 3,
             max_manifest_file_size: 1 << 10,
+            max_total_wal_size: 3 << 20,
             latency_histograms: true,
             merge_operator: crate::merge::builtin("stringappend"),
             fs: crate::fs::default_fs(),
@@ -416,6 +418,7 @@ mod tests {
             max_log_file_size,
             keep_log_file_num,
             max_manifest_file_size,
+            max_total_wal_size,
             latency_histograms,
         );
     }

@@ -245,6 +245,9 @@ pub(crate) struct LeaderState {
     /// in a torn record, so `Db::resume` does not write or sync it again: it switches to a new
     /// WAL and flushes every memtable (`abandon_wal`).
     pub wal_failed: bool,
+    /// The WALs closed since the oldest one some family still needs, with their sizes
+    /// (`wal_lifecycle::limit_live_wals`).
+    closed_wal_bytes: VecDeque<(u64, u64)>,
 }
 
 impl LeaderState {
@@ -261,6 +264,7 @@ impl LeaderState {
             wal_last_seq: 0,
             wal_dir_synced: true,
             wal_failed: false,
+            closed_wal_bytes: VecDeque::new(),
         }
     }
 }
@@ -336,6 +340,9 @@ impl DbInner {
         let with_families = group.iter().any(|w| w.batch().has_families());
         // Loaded under the leader lock: families are created and dropped under it too.
         let families = self.families.load();
+        if families.len() > 1 {
+            self.limit_live_wals(&mut leader, &families)?;
+        }
         if with_families {
             for family in touched_families(&families, group) {
                 self.make_room_for_write(&mut leader, family, group_bytes)?;

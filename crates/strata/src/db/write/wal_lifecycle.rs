@@ -8,7 +8,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use super::LeaderState;
-use crate::db::family::Family;
+use crate::db::family::{Family, FamilyTable};
 use crate::db::{DbInner, SuperVersion};
 use crate::error::Result;
 use crate::filenames;
@@ -98,6 +98,7 @@ impl DbInner {
         let number = self.versions.lock().new_file_number();
         let wal = self.create_wal(number, &header)?;
         let old_wal = std::mem::replace(&mut leader.wal, wal);
+        leader.closed_wal_bytes.push_back((leader.wal_number, old_wal.file_size()));
         if leader.wal_unsynced && keep_old_wal {
             let closed = ClosedWal { number: leader.wal_number, last_seq: leader.wal_last_seq, wal: old_wal };
             self.closed_wals.lock().push(closed);
@@ -108,6 +109,60 @@ impl DbInner {
         leader.wal_dir_synced = false;
         self.current_wal.store(number, Ordering::Release);
         Ok(number)
+    }
+
+    /// With several families: once the WALs some family still needs hold more than
+    /// `Options::max_total_wal_size`, switches the memtables of the families that keep the
+    /// oldest of them (a family written rarely would otherwise keep every WAL since its last
+    /// flush), so their flushes let those WALs go.
+    pub(super) fn limit_live_wals(&self, leader: &mut LeaderState, families: &FamilyTable) -> Result<()> {
+        let limit = self.max_total_wal_bytes(families);
+        let live = |leader: &LeaderState| {
+            leader.closed_wal_bytes.iter().map(|&(_, bytes)| bytes).sum::<u64>() + leader.wal.file_size()
+        };
+        if live(leader) <= limit {
+            return Ok(());
+        }
+        let (floor, oldest): (u64, Vec<u32>) = {
+            let versions = self.versions.lock();
+            let floor = versions.log_number();
+            let ids = versions.families().iter().filter(|(_, f)| f.log_number <= floor).map(|(&id, _)| id);
+            (floor, ids.collect())
+        };
+        leader.closed_wal_bytes.retain(|&(number, _)| number >= floor);
+        if live(leader) <= limit {
+            return Ok(());
+        }
+        // A family whose memtable is empty already has its flush queued (or holds nothing and
+        // moves up at the next flush of any family).
+        let to_flush: Vec<&Arc<Family>> = oldest
+            .iter()
+            .filter_map(|&id| families.get(id))
+            .filter(|f| !f.super_version.load().mem.is_empty())
+            .collect();
+        if to_flush.is_empty() {
+            return Ok(());
+        }
+        let number = self.switch_wal(leader, true).inspect_err(|e| {
+            leader.wal_failed = true;
+            self.set_background_error(e, "creating a WAL");
+        })?;
+        for family in to_flush {
+            family.memtable_budget.add_memtable(true);
+            self.retire_memtable(family, number);
+        }
+        Ok(())
+    }
+
+    /// `Options::max_total_wal_size`, or when 0, four times what every family's memtables may
+    /// hold.
+    fn max_total_wal_bytes(&self, families: &FamilyTable) -> u64 {
+        if self.opts.max_total_wal_size > 0 {
+            return self.opts.max_total_wal_size;
+        }
+        let memtables =
+            families.iter().map(|f| (f.opts.write_buffer_size * f.opts.max_write_buffer_number) as u64);
+        4 * memtables.sum::<u64>()
     }
 
     /// Turns `family`'s mutable memtable into an immutable one waiting for flush, whose writes
