@@ -425,3 +425,74 @@ impl VersionSet {
         (tables, blobs)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fs::default_fs;
+
+    fn create(id: u32, name: &str, log: u64) -> VersionEdit {
+        VersionEdit {
+            column_family: id,
+            add_column_family: Some(name.into()),
+            max_column_family: Some(id),
+            log_number: Some(log),
+            ..VersionEdit::default()
+        }
+    }
+
+    fn names(set: &VersionSet) -> Vec<(u32, String, u64)> {
+        set.families().iter().map(|(&id, f)| (id, f.name.clone(), f.log_number)).collect()
+    }
+
+    #[test]
+    fn families_survive_recovery_and_a_new_manifest_with_their_log_numbers() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut set = VersionSet::create(dir.path(), default_fs()).unwrap();
+        set.log_and_apply(create(1, "a", 5)).unwrap();
+        set.log_and_apply(create(2, "b", 6)).unwrap();
+        let drop_a = VersionEdit { column_family: 1, drop_column_family: true, ..VersionEdit::default() };
+        let bump = VersionEdit { column_family: 2, log_number: Some(9), ..VersionEdit::default() };
+        set.log_and_apply_group(vec![drop_a, bump]).unwrap();
+        assert_eq!(set.next_family_id(), 3, "ids are never reused");
+        let want = vec![(0, "default".to_string(), 0), (2, "b".to_string(), 9)];
+        assert_eq!(names(&set), want);
+        assert_eq!(set.log_number(), 0, "the least log number of the live families");
+        let recovered = VersionSet::recover(dir.path(), default_fs()).unwrap();
+        assert_eq!(names(&recovered.set), want);
+        assert_eq!(recovered.set.next_family_id(), 3);
+        let mut set = recovered.set;
+        set.roll_manifest().unwrap();
+        let rolled = VersionSet::recover(dir.path(), default_fs()).unwrap().set;
+        assert_eq!(names(&rolled), want);
+        assert_eq!(rolled.next_family_id(), 3, "the snapshot keeps the largest id");
+    }
+
+    #[test]
+    fn contradictory_family_edits_are_refused_and_change_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut set = VersionSet::create(dir.path(), default_fs()).unwrap();
+        set.log_and_apply(create(1, "a", 1)).unwrap();
+        let bad = [
+            create(1, "again", 1),
+            create(2, "a", 1),
+            VersionEdit { column_family: 7, log_number: Some(1), ..VersionEdit::default() },
+            VersionEdit { column_family: 0, drop_column_family: true, ..VersionEdit::default() },
+        ];
+        for edit in bad {
+            let err = set.log_and_apply(edit.clone()).unwrap_err();
+            assert!(err.is_corruption(), "{edit:?}: {err}");
+        }
+        assert_eq!(names(&set), vec![(0, "default".to_string(), 0), (1, "a".to_string(), 1)]);
+    }
+
+    #[test]
+    fn a_group_applies_all_or_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut set = VersionSet::create(dir.path(), default_fs()).unwrap();
+        let good = create(1, "a", 1);
+        let bad = VersionEdit { column_family: 9, log_number: Some(1), ..VersionEdit::default() };
+        assert!(set.log_and_apply_group(vec![good, bad]).is_err());
+        assert_eq!(set.families().len(), 1, "the good edit of a refused group is not applied");
+    }
+}
