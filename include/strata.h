@@ -18,7 +18,8 @@
  *
  * Threads: a strata_t may be used from many threads at once. Options, batches, iterators and
  * snapshots must not be used from two threads at the same time without external locking.
- * Destroy iterators and release snapshots before strata_close().
+ * Destroy iterators and release snapshots before strata_close(). Column family handles may be
+ * destroyed before or after it, and may be used from many threads at once.
  */
 #ifndef STRATA_H_
 #define STRATA_H_
@@ -37,6 +38,7 @@ typedef struct strata_writeoptions_t strata_writeoptions_t;
 typedef struct strata_writebatch_t strata_writebatch_t;
 typedef struct strata_iterator_t strata_iterator_t;
 typedef struct strata_snapshot_t strata_snapshot_t;
+typedef struct strata_column_family_handle_t strata_column_family_handle_t;
 
 /* Compression values for strata_options_set_compression. */
 enum {
@@ -228,6 +230,98 @@ const char* strata_iter_key(const strata_iterator_t* iter, size_t* klen);
 const char* strata_iter_value(const strata_iterator_t* iter, size_t* vlen);
 /* Sets *errptr if the iterator met an error; leaves it unchanged otherwise. */
 void strata_iter_get_error(const strata_iterator_t* iter, char** errptr);
+
+/* ---- Column families ---------------------------------------------------------------------
+ * As in RocksDB's c.h. A database has a "default" family (what the calls without _cf use) and
+ * any number of named ones, each a separate key space with its own options (write buffer,
+ * compression, bloom bits, merge operator, blob threshold, block size, compaction shape; the
+ * database-wide options come from the options the database was opened with). A batch may write
+ * to several families and is applied atomically. A handle belongs to the database that made it:
+ * passing it with another database is an error. Handles are freed with
+ * strata_column_family_handle_destroy (also after strata_close). */
+
+/* Opens the database in directory `name` (as strata_open) with the column families
+ * column_family_names[0..num_column_families), each with column_family_options[i] (NULL: use
+ * `options`), and stores a new handle on each in column_family_handles[i] (an array of
+ * num_column_families slots). With create_if_missing set, a named family that does not exist is
+ * created; otherwise it is an error. Families that exist but are not named open with `options`
+ * (unlike RocksDB, which refuses): name every family that uses a merge operator. "default" may
+ * be named, to get its handle or give it options. Returns NULL and sets *errptr on error, with
+ * every handle slot set to NULL. The options are copied. */
+strata_t* strata_open_column_families(const strata_options_t* options, const char* name,
+                                      int num_column_families,
+                                      const char* const* column_family_names,
+                                      const strata_options_t* const* column_family_options,
+                                      strata_column_family_handle_t** column_family_handles,
+                                      char** errptr);
+/* The names of the column families of the database in directory `name`, "default" first, then
+ * in creation order, read without opening it (RocksDB's rocksdb_list_column_families; `options`
+ * gives the filesystem). Returns a malloc'd array of *lencf malloc'd NUL-terminated names, to be
+ * freed with strata_list_column_families_destroy; NULL with *lencf = 0 on error (e.g. no
+ * database there). */
+char** strata_list_column_families(const strata_options_t* options, const char* name,
+                                   size_t* lencf, char** errptr);
+/* Frees a list from strata_list_column_families and its `len` names. NULL is a no-op. */
+void strata_list_column_families_destroy(char** list, size_t len);
+/* Creates the column family `column_family_name` (1 to 255 bytes of UTF-8, no control
+ * characters) with its own options, durably: it exists after a crash once this returns.
+ * Returns a new handle, or NULL and sets *errptr on error (the family exists, a bad name or
+ * option, a read-only database). The options are copied. */
+strata_column_family_handle_t* strata_create_column_family(strata_t* db,
+                                                           const strata_options_t* column_family_options,
+                                                           const char* column_family_name,
+                                                           char** errptr);
+/* Drops the family, durably; its files are deleted once no iterator reads them. Calls through
+ * any handle on it fail from then on (destroy the handle as usual); a family of the same name
+ * can be created again, empty. The default family cannot be dropped. */
+void strata_drop_column_family(strata_t* db, strata_column_family_handle_t* handle,
+                               char** errptr);
+/* A new handle on the default column family; NULL only if db is NULL. */
+strata_column_family_handle_t* strata_get_default_column_family_handle(strata_t* db);
+/* The family's name as a malloc'd NUL-terminated string (free with strata_free), its length in
+ * *name_len (which may be NULL); NULL if handle is NULL. */
+char* strata_column_family_handle_get_name(const strata_column_family_handle_t* handle,
+                                           size_t* name_len);
+/* Frees a handle (the family itself stays). NULL is a no-op. */
+void strata_column_family_handle_destroy(strata_column_family_handle_t* handle);
+
+/* The calls below are those without _cf, in the family `column_family`. A dropped family's
+ * handle makes them fail ("column family ... was dropped"); a merge needs a merge operator in
+ * the family's options. */
+void strata_put_cf(strata_t* db, const strata_writeoptions_t* options,
+                   strata_column_family_handle_t* column_family, const char* key, size_t keylen,
+                   const char* val, size_t vallen, char** errptr);
+void strata_delete_cf(strata_t* db, const strata_writeoptions_t* options,
+                      strata_column_family_handle_t* column_family, const char* key,
+                      size_t keylen, char** errptr);
+void strata_merge_cf(strata_t* db, const strata_writeoptions_t* options,
+                     strata_column_family_handle_t* column_family, const char* key,
+                     size_t keylen, const char* val, size_t vallen, char** errptr);
+char* strata_get_cf(strata_t* db, const strata_readoptions_t* options,
+                    strata_column_family_handle_t* column_family, const char* key,
+                    size_t keylen, size_t* vallen, char** errptr);
+/* An iterator over the family; the read options' snapshot and bounds apply as for
+ * strata_create_iterator. Never NULL. */
+strata_iterator_t* strata_create_iterator_cf(strata_t* db, const strata_readoptions_t* options,
+                                             strata_column_family_handle_t* column_family);
+/* Batch operations in a family. A NULL handle, or handles of two databases in one batch, is
+ * reported by strata_write, and so is writing the batch to another database than its handles'. */
+void strata_writebatch_put_cf(strata_writebatch_t* batch,
+                              strata_column_family_handle_t* column_family, const char* key,
+                              size_t klen, const char* val, size_t vlen);
+void strata_writebatch_delete_cf(strata_writebatch_t* batch,
+                                 strata_column_family_handle_t* column_family, const char* key,
+                                 size_t klen);
+void strata_writebatch_merge_cf(strata_writebatch_t* batch,
+                                strata_column_family_handle_t* column_family, const char* key,
+                                size_t klen, const char* val, size_t vlen);
+/* Flushes the family's memtable to an SST file and waits for it. */
+void strata_flush_cf(strata_t* db, strata_column_family_handle_t* column_family, char** errptr);
+/* Compacts the family's files overlapping [start_key, limit_key] to the last level; a NULL key
+ * means unbounded on that side. */
+void strata_compact_range_cf(strata_t* db, strata_column_family_handle_t* column_family,
+                             const char* start_key, size_t start_key_len, const char* limit_key,
+                             size_t limit_key_len, char** errptr);
 
 /* ---- Maintenance ------------------------------------------------------------------------- */
 

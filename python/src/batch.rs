@@ -1,7 +1,8 @@
 //! `strata.WriteBatch`: puts, deletes and merges applied atomically.
 //!
-//! Owns: collecting operations and writing or discarding them at the end of a `with` block.
-//! Must not: write anywhere but through its database's `write_impl`.
+//! Owns: collecting operations (each in the default column family or the one named by
+//! `column_family=`) and writing or discarding them at the end of a `with` block. Must not: write
+//! anywhere but through its database's `write_impl`.
 
 use parking_lot::Mutex;
 use pyo3::prelude::*;
@@ -9,6 +10,7 @@ use strata::{WriteBatch, WriteOptions};
 
 use crate::args::bytes_arg;
 use crate::db::PyDb;
+use crate::family::family_arg;
 
 /// Puts, deletes and merges applied atomically.
 #[pyclass(module = "strata._strata", name = "WriteBatch", frozen)]
@@ -20,25 +22,66 @@ pub(crate) struct PyWriteBatch {
 
 #[pymethods]
 impl PyWriteBatch {
-    /// Adds `key = value`.
-    fn put(&self, key: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>) -> PyResult<()> {
+    /// Adds `key = value`, in `column_family` (a `ColumnFamily` or a name) if given.
+    #[pyo3(signature = (key, value, column_family = None))]
+    fn put(
+        &self,
+        py: Python<'_>,
+        key: &Bound<'_, PyAny>,
+        value: &Bound<'_, PyAny>,
+        column_family: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
         let (k, v) = (bytes_arg(key, "key")?, bytes_arg(value, "value")?);
-        self.batch.lock().put(k.as_bytes(), v.as_bytes());
+        match column_family {
+            Some(cf) => {
+                let cf = family_arg(self.db.get(), py, cf)?;
+                self.batch.lock().put_cf(&cf, k.as_bytes(), v.as_bytes())
+            }
+            None => self.batch.lock().put(k.as_bytes(), v.as_bytes()),
+        };
         Ok(())
     }
 
-    /// Adds a deletion of `key`.
-    fn delete(&self, key: &Bound<'_, PyAny>) -> PyResult<()> {
+    /// Adds a deletion of `key`, in `column_family` if given.
+    #[pyo3(signature = (key, column_family = None))]
+    fn delete(
+        &self,
+        py: Python<'_>,
+        key: &Bound<'_, PyAny>,
+        column_family: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
         let k = bytes_arg(key, "key")?;
-        self.batch.lock().delete(k.as_bytes());
+        match column_family {
+            Some(cf) => {
+                let cf = family_arg(self.db.get(), py, cf)?;
+                self.batch.lock().delete_cf(&cf, k.as_bytes())
+            }
+            None => self.batch.lock().delete(k.as_bytes()),
+        };
         Ok(())
     }
 
-    /// Adds a merge operand for `key`.
-    fn merge(&self, py: Python<'_>, key: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>) -> PyResult<()> {
-        self.db.get().check_merge(py)?;
+    /// Adds a merge operand for `key`, in `column_family` if given (checked against that
+    /// family's merge operator when the batch is written).
+    #[pyo3(signature = (key, value, column_family = None))]
+    fn merge(
+        &self,
+        py: Python<'_>,
+        key: &Bound<'_, PyAny>,
+        value: &Bound<'_, PyAny>,
+        column_family: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
         let (k, v) = (bytes_arg(key, "key")?, bytes_arg(value, "value")?);
-        self.batch.lock().merge(k.as_bytes(), v.as_bytes());
+        match column_family {
+            Some(cf) => {
+                let cf = family_arg(self.db.get(), py, cf)?;
+                self.batch.lock().merge_cf(&cf, k.as_bytes(), v.as_bytes())
+            }
+            None => {
+                self.db.get().check_merge(py)?;
+                self.batch.lock().merge(k.as_bytes(), v.as_bytes())
+            }
+        };
         Ok(())
     }
 

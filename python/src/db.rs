@@ -1,5 +1,6 @@
 //! `strata.DB`: an open database, its reads, writes and maintenance calls, and the factories of
-//! write batches, snapshots and iterators.
+//! write batches, snapshots, iterators and column family handles (whose methods live in
+//! `family`, and share the `_in` helpers here).
 //!
 //! Owns: the engine handle and its lifetime (`close()`, garbage collection, invalidating live
 //! iterators). Must not: hold a Rust mutex while acquiring the GIL, or call the engine with the
@@ -12,11 +13,13 @@ use parking_lot::Mutex;
 use pyo3::exceptions::PyKeyError;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
-use strata::{Db, Options, ReadOptions, WriteBatch, WriteOptions};
+use pyo3::types::PyDict;
+use strata::{ColumnFamily, Db, Options, ReadOptions, WriteBatch, WriteOptions};
 
 use crate::args::{bytes_arg, opt_bytes_arg};
 use crate::batch::PyWriteBatch;
 use crate::errors::{check, closed_error, invalid_argument};
+use crate::family::{family_arg, named_families, PyColumnFamily};
 use crate::iterator::{IterState, Pos, PyIterator};
 use crate::options::OptionArgs;
 use crate::snapshot::PySnapshot;
@@ -27,6 +30,8 @@ pub(crate) struct PyDb {
     pub(crate) db: Mutex<Option<Db>>,
     pub(crate) path: PathBuf,
     pub(crate) has_merge_operator: bool,
+    /// The options the database was opened with: a new column family's start from these.
+    pub(crate) opts: Options,
     pub(crate) iters: Mutex<Vec<Weak<Mutex<IterState>>>>,
 }
 
@@ -61,12 +66,48 @@ impl PyDb {
         snapshot: Option<&Bound<'py, PySnapshot>>,
         fill_cache: bool,
     ) -> PyResult<Option<Bound<'py, PyBytes>>> {
+        self.get_in(py, None, key, snapshot, fill_cache)
+    }
+
+    /// `get` in column family `cf` (the default family when `None`).
+    pub(crate) fn get_in<'py>(
+        &self,
+        py: Python<'py>,
+        cf: Option<&ColumnFamily>,
+        key: &Bound<'py, PyAny>,
+        snapshot: Option<&Bound<'py, PySnapshot>>,
+        fill_cache: bool,
+    ) -> PyResult<Option<Bound<'py, PyBytes>>> {
         let key = bytes_arg(key, "key")?;
         let db = self.handle(py)?;
         let ro = self.read_options(py, snapshot, fill_cache)?;
         let k = key.as_bytes();
-        let r = py.detach(|| db.get(&ro, k));
+        let r = py.detach(|| match cf {
+            Some(cf) => db.get_cf(cf, &ro, k),
+            None => db.get(&ro, k),
+        });
         Ok(check(py, r)?.map(|v| PyBytes::new(py, &v)))
+    }
+
+    /// `multi_get` in column family `cf` (the default family when `None`).
+    pub(crate) fn multi_get_in<'py>(
+        &self,
+        py: Python<'py>,
+        cf: Option<&ColumnFamily>,
+        keys: &Bound<'py, PyAny>,
+        snapshot: Option<&Bound<'py, PySnapshot>>,
+        fill_cache: bool,
+    ) -> PyResult<Vec<Option<Bound<'py, PyBytes>>>> {
+        let owned: Vec<Bound<'py, PyBytes>> =
+            keys.try_iter()?.map(|k| bytes_arg(&k?, "key")).collect::<PyResult<_>>()?;
+        let db = self.handle(py)?;
+        let ro = self.read_options(py, snapshot, fill_cache)?;
+        let refs: Vec<&[u8]> = owned.iter().map(|b| b.as_bytes()).collect();
+        let results = py.detach(|| match cf {
+            Some(cf) => db.multi_get_cf(cf, &ro, &refs),
+            None => db.multi_get(&ro, &refs),
+        });
+        results.into_iter().map(|r| Ok(check(py, r)?.map(|v| PyBytes::new(py, &v)))).collect()
     }
 
     pub(crate) fn write_impl(&self, py: Python<'_>, wo: WriteOptions, batch: WriteBatch) -> PyResult<()> {
@@ -75,7 +116,7 @@ impl PyDb {
         check(py, r)
     }
 
-    fn single_write(
+    pub(crate) fn single_write(
         &self,
         py: Python<'_>,
         wo: WriteOptions,
@@ -114,6 +155,20 @@ impl PyDb {
         snapshot: Option<&Bound<'_, PySnapshot>>,
         fill_cache: bool,
     ) -> PyResult<PyIterator> {
+        let range = IterArgs { start, stop, prefix, reverse, include_key, include_value };
+        self.iterator_in(py, None, range, snapshot, fill_cache)
+    }
+
+    /// An iterator over column family `cf` (the default family when `None`).
+    pub(crate) fn iterator_in(
+        &self,
+        py: Python<'_>,
+        cf: Option<&ColumnFamily>,
+        args: IterArgs<'_, '_>,
+        snapshot: Option<&Bound<'_, PySnapshot>>,
+        fill_cache: bool,
+    ) -> PyResult<PyIterator> {
+        let IterArgs { start, stop, prefix, reverse, include_key, include_value } = args;
         if !include_key && !include_value {
             return Err(invalid_argument(py, "include_key and include_value cannot both be False".into()));
         }
@@ -122,7 +177,10 @@ impl PyDb {
         ro.upper_bound = opt_bytes_arg(stop, "stop")?;
         ro.prefix = opt_bytes_arg(prefix, "prefix")?;
         let db = self.handle(py)?;
-        let r = py.detach(|| db.iter(&ro));
+        let r = py.detach(|| match cf {
+            Some(cf) => db.iter_cf(cf, &ro),
+            None => db.iter(&ro),
+        });
         let it = check(py, r)?;
         let state = Arc::new(Mutex::new(IterState { it: Some(it), pos: Pos::Unstarted }));
         {
@@ -143,6 +201,16 @@ impl PyDb {
             }
         }
     }
+}
+
+/// The range and shape arguments of `iterator()`, as the DB, snapshot and column family take them.
+pub(crate) struct IterArgs<'a, 'py> {
+    pub(crate) start: Option<&'a Bound<'py, PyAny>>,
+    pub(crate) stop: Option<&'a Bound<'py, PyAny>>,
+    pub(crate) prefix: Option<&'a Bound<'py, PyAny>>,
+    pub(crate) reverse: bool,
+    pub(crate) include_key: bool,
+    pub(crate) include_value: bool,
 }
 
 impl Drop for PyDb {
@@ -177,6 +245,7 @@ impl PyDb {
         sync_gather_micros = None,
         write_spin_micros = None,
         options = None,
+        column_families = None,
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -193,6 +262,7 @@ impl PyDb {
         sync_gather_micros: Option<u32>,
         write_spin_micros: Option<u32>,
         options: Option<String>,
+        column_families: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Self> {
         let args = OptionArgs {
             create_if_missing: Some(create_if_missing),
@@ -208,10 +278,12 @@ impl PyDb {
             options,
         };
         let opts = args.apply(py, Options::default())?;
+        let named = named_families(py, &opts, column_families)?;
         let has_merge_operator = opts.merge_operator.is_some();
-        let r = py.detach(|| Db::open(&path, opts));
+        let open_opts = opts.clone();
+        let r = py.detach(|| Db::open_cf(&path, open_opts, named));
         let db = check(py, r)?;
-        Ok(Self { db: Mutex::new(Some(db)), path, has_merge_operator, iters: Mutex::new(Vec::new()) })
+        Ok(Self { db: Mutex::new(Some(db)), path, has_merge_operator, opts, iters: Mutex::new(Vec::new()) })
     }
 
     /// The directory of the database.
@@ -274,13 +346,7 @@ impl PyDb {
         snapshot: Option<&Bound<'py, PySnapshot>>,
         fill_cache: bool,
     ) -> PyResult<Vec<Option<Bound<'py, PyBytes>>>> {
-        let owned: Vec<Bound<'py, PyBytes>> =
-            keys.try_iter()?.map(|k| bytes_arg(&k?, "key")).collect::<PyResult<_>>()?;
-        let db = self.handle(py)?;
-        let ro = self.read_options(py, snapshot, fill_cache)?;
-        let refs: Vec<&[u8]> = owned.iter().map(|b| b.as_bytes()).collect();
-        let results = py.detach(|| db.multi_get(&ro, &refs));
-        results.into_iter().map(|r| Ok(check(py, r)?.map(|v| PyBytes::new(py, &v)))).collect()
+        self.multi_get_in(py, None, keys, snapshot, fill_cache)
     }
 
     /// Deletes `key` (no error if it is absent).
@@ -436,6 +502,35 @@ impl PyDb {
         let db = self.handle(py)?;
         let r = py.detach(|| db.compact_range(start.as_deref(), stop.as_deref()));
         check(py, r)
+    }
+
+    /// The handle of the column family `name`; InvalidArgumentError when there is none.
+    fn column_family(slf: &Bound<'_, Self>, name: &str) -> PyResult<PyColumnFamily> {
+        PyColumnFamily::lookup(slf, name)
+    }
+
+    /// Creates the column family `name`, durably. Its options are the database's, with the
+    /// option keywords given (any option name, as in `column_families=`) applied on top.
+    #[pyo3(signature = (name, **options))]
+    fn create_column_family(
+        slf: &Bound<'_, Self>,
+        name: &str,
+        options: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<PyColumnFamily> {
+        PyColumnFamily::create(slf, name, options)
+    }
+
+    /// Drops the column family given by handle or name, durably; its handles fail from then on.
+    fn drop_column_family(&self, py: Python<'_>, column_family: &Bound<'_, PyAny>) -> PyResult<()> {
+        let cf = family_arg(self, py, column_family)?;
+        let db = self.handle(py)?;
+        let r = py.detach(|| db.drop_cf(&cf));
+        check(py, r)
+    }
+
+    /// The names of the live column families, `"default"` first, then in creation order.
+    fn column_families(&self, py: Python<'_>) -> PyResult<Vec<String>> {
+        Ok(self.handle(py)?.cf_names())
     }
 
     /// A named property such as `"strata.stats"`, or None if the name is unknown.

@@ -9,13 +9,14 @@
 //! `detach` closure and released before it returns.
 //!
 //! One module per class: [`db`] (`DB`), [`batch`] (`WriteBatch`), [`snapshot`] (`Snapshot`),
-//! [`iterator`] (`Iterator`), plus [`repair`] (`repair_db`), [`options`] (the option keywords),
+//! [`iterator`] (`Iterator`), [`family`] (`ColumnFamily`, `list_column_families`), plus [`repair`] (`repair_db`), [`options`] (the option keywords),
 //! [`errors`] (exceptions) and [`args`] (bytes arguments). This file only builds the module.
 
 mod args;
 mod batch;
 mod db;
 mod errors;
+mod family;
 mod iterator;
 mod options;
 mod repair;
@@ -26,6 +27,7 @@ use pyo3::types::PyModule;
 
 use batch::PyWriteBatch;
 use db::PyDb;
+use family::{list_column_families, PyColumnFamily};
 use iterator::PyIterator;
 use repair::repair_db;
 use snapshot::PySnapshot;
@@ -38,6 +40,8 @@ fn _strata(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyWriteBatch>()?;
     m.add_class::<PySnapshot>()?;
     m.add_class::<PyIterator>()?;
+    m.add_function(wrap_pyfunction!(list_column_families, m)?)?;
+    m.add_class::<PyColumnFamily>()?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

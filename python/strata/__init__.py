@@ -27,14 +27,25 @@ from ._errors import (
     StrataIOError,
     UnsupportedVersionError,
 )
-from ._strata import DB, Iterator, Snapshot, WriteBatch, __version__, repair_db
+from ._strata import (
+    DB,
+    ColumnFamily,
+    Iterator,
+    Snapshot,
+    WriteBatch,
+    __version__,
+    list_column_families,
+    repair_db,
+)
 
 __all__ = [
     "DB",
+    "ColumnFamily",
     "Iterator",
     "Snapshot",
     "WriteBatch",
     "repair_db",
+    "list_column_families",
     "Error",
     "CorruptionError",
     "InvalidArgumentError",

@@ -1,8 +1,9 @@
 //! The database handle: open, repair and close, reads and writes, and maintenance calls
 //! (`strata_open`, `strata_put`, `strata_get`, `strata_flush`, `strata_property_value`, ...).
 //!
-//! Owns: `strata_t` and every call that takes one, except snapshots and iterators (their own
-//! modules). Must not: keep state beyond the engine handle; every call maps to one engine call.
+//! Owns: `strata_t` and every call that takes one, except snapshots, iterators and column
+//! families (their own modules). Must not: keep state beyond the engine handle; every call maps
+//! to one engine call.
 
 use std::ffi::c_char;
 use std::ptr;
@@ -153,6 +154,9 @@ pub unsafe extern "C" fn strata_write(
         if let Some(e) = &b.error {
             return Err(e.clone());
         }
+        if b.owner.is_some_and(|owner| !std::ptr::eq(owner, db)) {
+            return Err("invalid argument: the batch names a column family of another database".into());
+        }
         db.db.write(&o.opts, b.batch.clone()).map_err(err_str)
     });
     // SAFETY: `errptr` is NULL or a writable `char*` holding NULL or a malloc'd message (header).
@@ -233,20 +237,36 @@ pub unsafe extern "C" fn strata_get(
     vallen: *mut usize,
     errptr: *mut *mut c_char,
 ) -> *mut c_char {
-    // SAFETY: `vallen` is NULL or writable (header contract).
-    let vallen = unsafe { vallen.as_mut() };
-    let r = guard(|| {
+    let read = || {
         // SAFETY: `db` and `options` are NULL or live handles (header contract).
         let (db, o) = unsafe { (handle(db, "db")?, handle(options, "read options")?) };
         // SAFETY: `key` is NULL or points to `keylen` bytes (header contract).
         let k = unsafe { bytes(key, keylen, "key") }?;
-        match db.db.get(&o.opts, k).map_err(err_str)? {
-            None => Ok((ptr::null_mut(), 0)),
-            Some(v) => {
-                let buf = malloc_copy(&v, false)
-                    .ok_or_else(|| format!("out of memory allocating {} bytes", v.len()))?;
-                Ok((buf, v.len()))
-            }
+        db.db.get(&o.opts, k).map_err(err_str)
+    };
+    // SAFETY: `vallen` is NULL or writable; `errptr` as for every call (header contract).
+    unsafe { value_out(vallen, errptr, read) }
+}
+
+/// Runs the read `read` under the panic guard and returns its value as `strata_get` does:
+/// malloc'd with its length in `*vallen`, or NULL with `*vallen == 0` when absent or on error.
+///
+/// # Safety
+/// `vallen` is NULL or writable; `errptr` is NULL or a writable `char*` holding NULL or a
+/// malloc'd message.
+pub(crate) unsafe fn value_out(
+    vallen: *mut usize,
+    errptr: *mut *mut c_char,
+    read: impl FnOnce() -> CResult<Option<Vec<u8>>>,
+) -> *mut c_char {
+    // SAFETY: `vallen` is NULL or writable (contract).
+    let vallen = unsafe { vallen.as_mut() };
+    let r = guard(|| match read()? {
+        None => Ok((ptr::null_mut(), 0)),
+        Some(v) => {
+            let buf = malloc_copy(&v, false)
+                .ok_or_else(|| format!("out of memory allocating {} bytes", v.len()))?;
+            Ok((buf, v.len()))
         }
     });
     // SAFETY: `errptr` is NULL or a writable `char*` holding NULL or a malloc'd message (header).

@@ -10,6 +10,7 @@ use std::ptr;
 use strata_engine::DbIterator;
 
 use crate::db::strata_t;
+use crate::family::{family_of, strata_column_family_handle_t};
 use crate::options::strata_readoptions_t;
 use crate::util::{bytes, destroy, err_str, finish, guard, handle, handle_mut, into_raw, CResult};
 
@@ -34,6 +35,23 @@ pub unsafe extern "C" fn strata_create_iterator(
         // SAFETY: `db` and `options` are NULL or live handles (header contract).
         let (db, o) = unsafe { (handle(db, "db")?, handle(options, "read options")?) };
         db.db.iter(&o.opts).map_err(err_str)
+    });
+    into_raw(strata_iterator_t { iter })
+}
+
+/// As `strata_create_iterator`, over the column family `column_family` of `db`.
+#[no_mangle]
+pub unsafe extern "C" fn strata_create_iterator_cf(
+    db: *mut strata_t,
+    options: *const strata_readoptions_t,
+    column_family: *const strata_column_family_handle_t,
+) -> *mut strata_iterator_t {
+    let iter = guard(|| {
+        // SAFETY: `db` and `options` are NULL or live handles (header contract).
+        let (db, o) = unsafe { (handle(db, "db")?, handle(options, "read options")?) };
+        // SAFETY: `column_family` is NULL or a live family handle (header contract).
+        let cf = unsafe { family_of(db, column_family) }?;
+        db.db.iter_cf(cf, &o.opts).map_err(err_str)
     });
     into_raw(strata_iterator_t { iter })
 }

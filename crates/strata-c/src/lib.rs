@@ -13,7 +13,8 @@
 //! The contracts on pointer arguments are documented in `include/strata.h`, not repeated here.
 //!
 //! One module per area, each exporting its `strata_*` functions: [`options`] (open, read and
-//! write options), [`db`] (open, reads, writes, maintenance), [`batch`], [`snapshot`], [`iter`];
+//! write options), [`db`] (open, reads, writes, maintenance), [`family`] (column families and
+//! the `_cf` calls), [`batch`], [`snapshot`], [`iter`];
 //! [`util`] holds what they share. This file only declares them and re-exports the handle types.
 
 #![warn(clippy::undocumented_unsafe_blocks)]
@@ -23,6 +24,7 @@
 
 pub mod batch;
 pub mod db;
+pub mod family;
 pub mod iter;
 pub mod options;
 pub mod snapshot;
@@ -30,6 +32,7 @@ pub mod util;
 
 pub use batch::strata_writebatch_t;
 pub use db::strata_t;
+pub use family::strata_column_family_handle_t;
 pub use iter::strata_iterator_t;
 pub use options::{strata_options_t, strata_readoptions_t, strata_writeoptions_t};
 pub use snapshot::strata_snapshot_t;

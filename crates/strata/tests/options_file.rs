@@ -4,6 +4,7 @@
 
 use std::path::Path;
 
+use proptest::prelude::*;
 use strata::{Compression, Db, Error, Options, Preset, ReadOptions, WriteOptions};
 
 fn invalid(r: strata::Result<Options>) -> String {
@@ -112,8 +113,10 @@ fn structural_errors_are_reported() {
         "[DBOptions]\ncache_size=1\n[TableOptions/BlockBasedTable \"default\"]\n",
     ));
     assert!(msg.starts_with("line 3: unknown section [TableOptions/BlockBasedTable \"default\"]"), "{msg}");
-    let msg = invalid(Options::from_ini_str("[CFOptions \"users\"]\n"));
-    assert!(msg.contains("line 1: unknown section"), "{msg}");
+    let msg = invalid(Options::from_ini_str("[DBOptions]\n[CFOptions users]\n"));
+    assert!(msg.contains("line 2: malformed section [CFOptions users]"), "{msg}");
+    let msg = invalid(Options::from_ini_str("[CFOptions \"\"]\n"));
+    assert!(msg.contains("line 1: malformed section"), "{msg}");
     let msg = invalid(Options::from_ini_str("cache_size=1\n"));
     assert!(msg.starts_with("line 1:"), "{msg}");
     let msg = invalid(Options::from_ini_str("[DBOptions]\nwrite_buffer_size=1M\n"));
@@ -413,4 +416,146 @@ fn a_failing_log_never_fails_user_operations() {
     fill_and_flush(&db, 9);
     db.close().unwrap();
     assert!(fault.injected().len() > injected);
+}
+
+/// The text of the newest OPTIONS file in `dir`.
+fn latest_options_text(dir: &Path) -> String {
+    let name = names(dir).into_iter().filter(|n| n.starts_with("OPTIONS-")).max().unwrap();
+    std::fs::read_to_string(dir.join(name)).unwrap()
+}
+
+fn family(write_buffer_size: usize, bloom_bits_per_key: u32) -> Options {
+    Options { write_buffer_size, bloom_bits_per_key, ..Options::default() }
+}
+
+#[test]
+fn a_database_writes_a_section_per_live_family_and_reads_them_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let opts = Options { cache_size: 3 << 20, ..family(5 << 20, 7) };
+    let db = Db::open(dir.path(), opts.clone()).unwrap();
+    db.create_cf("users", family(8 << 20, 16)).unwrap();
+    let logs = db.create_cf("logs", family(2 << 20, 0)).unwrap();
+
+    let text = latest_options_text(dir.path());
+    let at = |h: &str| text.find(h).unwrap_or_else(|| panic!("{h} missing from\n{text}"));
+    assert!(at("[DBOptions]") < at("[CFOptions \"default\"]"));
+    assert!(at("[CFOptions \"default\"]") < at("[CFOptions \"users\"]"));
+    assert!(at("[CFOptions \"users\"]") < at("[CFOptions \"logs\"]"));
+    let users_section = &text[at("[CFOptions \"users\"]")..at("[CFOptions \"logs\"]")];
+    assert!(users_section.contains("write_buffer_size=8388608"), "{users_section}");
+    assert!(users_section.contains("bloom_bits_per_key=16"), "{users_section}");
+    assert!(!users_section.contains("cache_size"), "database options stay in [DBOptions]");
+
+    // load_latest still reads it: the database's options and the default family's.
+    let latest = Options::load_latest(dir.path()).unwrap();
+    assert_eq!(
+        (latest.write_buffer_size, latest.bloom_bits_per_key, latest.cache_size),
+        (5 << 20, 7, 3 << 20)
+    );
+    let (default, families) = Options::load_latest_with_families(dir.path()).unwrap();
+    assert_eq!(default.to_ini_string(), latest.to_ini_string());
+    let got: Vec<_> = families
+        .iter()
+        .map(|(n, o)| (n.as_str(), o.write_buffer_size, o.bloom_bits_per_key, o.cache_size))
+        .collect();
+    assert_eq!(got, [("users", 8 << 20, 16, 3 << 20), ("logs", 2 << 20, 0, 3 << 20)]);
+
+    // A dropped family's section goes with it, and a checkpoint carries the sections too.
+    db.drop_cf(&logs).unwrap();
+    let text = latest_options_text(dir.path());
+    assert!(text.contains("[CFOptions \"users\"]") && !text.contains("[CFOptions \"logs\"]"), "{text}");
+    let snap = dir.path().join("checkpoint");
+    db.checkpoint(&snap).unwrap();
+    assert!(latest_options_text(&snap).contains("[CFOptions \"users\"]"));
+    db.close().unwrap();
+
+    // What was read back opens the database as it was.
+    let (opts, families) = Options::load_latest_with_families(dir.path()).unwrap();
+    let db = Db::open_cf(dir.path(), opts, families).unwrap();
+    assert_eq!(db.cf_names(), ["default", "users"]);
+    db.close().unwrap();
+    let (_, families) = Options::load_latest_with_families(dir.path()).unwrap();
+    assert_eq!(families[0].1.bloom_bits_per_key, 16, "the family kept its options across the reopen");
+}
+
+#[test]
+fn family_sections_apply_to_the_database_options_only() {
+    let text = "[DBOptions]\n  cache_size=1G\n[CFOptions \"default\"]\n  write_buffer_size=32M\n\
+                [CFOptions \"a\"]\n  write_buffer_size=4M\n[CFOptions \"b\"]\n[CFOptions \"a\"]\n  block_size=8K\n";
+    let (default, families) = Options::families_from_ini_str(text).unwrap();
+    assert_eq!(default.write_buffer_size, 32 << 20);
+    let [(a, a_opts), (b, b_opts)] = &families[..] else { panic!("{families:?}") };
+    assert_eq!((a.as_str(), b.as_str()), ("a", "b"));
+    assert_eq!((a_opts.write_buffer_size, a_opts.block_size, a_opts.cache_size), (4 << 20, 8 << 10, 1 << 30));
+    // Not from the default family's section: the defaults.
+    assert_eq!(b_opts.write_buffer_size, Options::default().write_buffer_size);
+    // The same option in two families is not a repeat.
+    assert!(Options::families_from_ini_str(
+        "[CFOptions \"a\"]\nblock_size=8K\n[CFOptions \"b\"]\nblock_size=8K\n"
+    )
+    .is_ok());
+}
+
+#[test]
+fn errors_in_a_family_section_name_the_line_and_the_family() {
+    let text = "[DBOptions]\ncache_size=1M\n[CFOptions \"users\"]\nwrite_buffer_size=lots\n";
+    let msg = invalid(Options::families_from_ini_str(text).map(|(o, _)| o));
+    assert!(msg.starts_with("line 4: in [CFOptions \"users\"]: write_buffer_size:"), "{msg}");
+    assert!(msg.contains("\"lots\""), "{msg}");
+    // Checked the same by the readers that return only the default family.
+    assert_eq!(invalid(Options::from_ini_str(text)), msg);
+
+    let msg = invalid(Options::from_ini_str("[CFOptions \"users\"]\n\nwrite_buffer_size=1024\n"));
+    assert!(msg.starts_with("line 3: in [CFOptions \"users\"]: write_buffer_size:"), "{msg}");
+    let msg = invalid(Options::from_ini_str("[CFOptions \"users\"]\ncache_size=1M\n"));
+    assert!(
+        msg.contains("line 2: option 'cache_size' belongs in [DBOptions], not [CFOptions \"users\"]"),
+        "{msg}"
+    );
+    let msg = invalid(Options::from_ini_str("[CFOptions \"users\"]\nblock_sise=4K\n"));
+    assert!(msg.contains("unknown option 'block_sise' in [CFOptions \"users\"] (did you mean"), "{msg}");
+    let msg = invalid(Options::from_ini_str(
+        "[CFOptions \"u\"]\nblock_size=4K\n[CFOptions \"u\"]\nblock_size=8K\n",
+    ));
+    assert!(msg.contains("line 4: option 'block_size' is set twice (first on line 2)"), "{msg}");
+
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("tuned.ini");
+    std::fs::write(&file, text).unwrap();
+    let msg = invalid(Options::load_with_families(&file).map(|(o, _)| o));
+    assert!(msg.contains("tuned.ini: line 4: in [CFOptions \"users\"]"), "{msg}");
+}
+
+#[test]
+fn a_family_name_with_quotes_and_backslashes_survives_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), Options::default()).unwrap();
+    let name = "we\"ird\\name] #1";
+    db.create_cf(name, family(1 << 20, 3)).unwrap();
+    db.close().unwrap();
+    let (_, families) = Options::load_latest_with_families(dir.path()).unwrap();
+    assert_eq!(families.len(), 1);
+    assert_eq!((families[0].0.as_str(), families[0].1.bloom_bits_per_key), (name, 3));
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    #[test]
+    fn families_round_trip_through_the_text(
+        specs in proptest::collection::btree_map("[^\\p{Cc}]{1,12}", (64u32..4096, 0u32..20), 0..5),
+    ) {
+        let families: Vec<(String, Options)> = specs
+            .iter()
+            .filter(|(name, _)| name.as_str() != "default")
+            .map(|(name, &(kib, bits))| (name.clone(), family(kib as usize * 1024, bits)))
+            .collect();
+        let text = Options::default().to_ini_string_with_families(&families);
+        let (_, back) = Options::families_from_ini_str(&text).unwrap();
+        prop_assert_eq!(back.len(), families.len());
+        for ((name, opts), (got_name, got)) in families.iter().zip(&back) {
+            prop_assert_eq!(name, got_name);
+            prop_assert_eq!(opts.to_ini_string(), got.to_ini_string());
+        }
+    }
 }

@@ -97,6 +97,210 @@ static void store_u64_le(char* p, uint64_t v) {
   for (int i = 0; i < 8; i++) p[i] = (char)((v >> (8 * i)) & 0xff);
 }
 
+/* Checks that get_cf(key) in `cf` returns exactly `want` (NULL: absent). */
+static void check_get_cf(strata_t* db, const strata_readoptions_t* ro,
+                         strata_column_family_handle_t* cf, const char* key, const char* want,
+                         int line) {
+  char* err = NULL;
+  size_t len = 12345;
+  char* val = strata_get_cf(db, ro, cf, key, strlen(key), &len, &err);
+  checks++;
+  if (err != NULL) {
+    fprintf(stderr, "line %d: get_cf(%s) failed: %s\n", line, key, err);
+    exit(1);
+  }
+  if (want == NULL ? (val != NULL || len != 0)
+                   : (val == NULL || len != strlen(want) || memcmp(val, want, len) != 0)) {
+    fprintf(stderr, "line %d: get_cf(%s): expected \"%s\", got \"%.*s\"\n", line, key,
+            want ? want : "absent", val ? (int)len : 4, val ? val : "NULL");
+    exit(1);
+  }
+  strata_free(val);
+}
+#define CHECK_GET_CF(db, ro, cf, key, want) check_get_cf(db, ro, cf, key, want, __LINE__)
+
+/* Column families: create, list, drop, a batch across families, reopen with
+ * strata_open_column_families, iterate, flush and compact one family. */
+static void test_column_families(const char* dir, const strata_writeoptions_t* wo,
+                                 const strata_readoptions_t* ro) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/cfdb", dir);
+  char* err = NULL;
+  strata_options_t* options = strata_options_create();
+  strata_options_t* counters_opts = strata_options_create();
+  strata_options_set_merge_operator_builtin(counters_opts, "uint64add", &err);
+  CHECK_NO_ERR(err);
+  strata_options_set_write_buffer_size(counters_opts, 4 << 20);
+
+  strata_t* db = strata_open(options, path, &err);
+  CHECK_NO_ERR(err);
+  strata_column_family_handle_t* users = strata_create_column_family(db, options, "users", &err);
+  CHECK_NO_ERR(err);
+  strata_column_family_handle_t* counters =
+      strata_create_column_family(db, counters_opts, "counters", &err);
+  CHECK_NO_ERR(err);
+  strata_column_family_handle_t* scratch = strata_create_column_family(db, options, "scratch", &err);
+  CHECK_NO_ERR(err);
+  CHECK(strata_create_column_family(db, options, "users", &err) == NULL);
+  EXPECT_ERR(err, "already exists");
+  CHECK(strata_create_column_family(db, options, "", &err) == NULL);
+  EXPECT_ERR(err, "name");
+  CHECK(strata_create_column_family(db, NULL, "x", &err) == NULL);
+  EXPECT_ERR(err, "is NULL");
+  {
+    size_t n = 0;
+    char* name = strata_column_family_handle_get_name(users, &n);
+    CHECK(name != NULL && n == 5 && strcmp(name, "users") == 0);
+    strata_free(name);
+  }
+
+  /* Single writes and reads stay in their family. */
+  strata_put_cf(db, wo, users, "u1", 2, "ada", 3, &err);
+  CHECK_NO_ERR(err);
+  CHECK_GET_CF(db, ro, users, "u1", "ada");
+  CHECK_GET(db, ro, "u1", NULL);
+  char operand[8];
+  store_u64_le(operand, 5);
+  strata_merge_cf(db, wo, counters, "hits", 4, operand, 8, &err);
+  CHECK_NO_ERR(err);
+  strata_merge_cf(db, wo, users, "hits", 4, operand, 8, &err);
+  EXPECT_ERR(err, "merge operator");
+  strata_put_cf(db, wo, NULL, "k", 1, "v", 1, &err);
+  EXPECT_ERR(err, "column family is NULL");
+
+  /* One batch across three families is applied atomically. */
+  strata_writebatch_t* wb = strata_writebatch_create();
+  strata_writebatch_put_cf(wb, users, "u2", 2, "grace", 5);
+  strata_writebatch_delete_cf(wb, users, "u1", 2);
+  strata_writebatch_merge_cf(wb, counters, "hits", 4, operand, 8);
+  strata_writebatch_put(wb, "plain", 5, "default", 7);
+  strata_writebatch_put_cf(wb, scratch, "s", 1, "x", 1);
+  CHECK(strata_writebatch_count(wb) == 5);
+  strata_write(db, wo, wb, &err);
+  CHECK_NO_ERR(err);
+  CHECK_GET_CF(db, ro, users, "u2", "grace");
+  CHECK_GET_CF(db, ro, users, "u1", NULL);
+  CHECK_GET_CF(db, ro, scratch, "s", "x");
+  CHECK_GET(db, ro, "plain", "default");
+  {
+    size_t len = 0;
+    char* v = strata_get_cf(db, ro, counters, "hits", 4, &len, &err);
+    CHECK_NO_ERR(err);
+    CHECK(v != NULL && len == 8 && load_u64_le(v) == 10);
+    strata_free(v);
+  }
+  /* A batch naming a NULL family fails whole at strata_write. */
+  strata_writebatch_clear(wb);
+  strata_writebatch_put_cf(wb, users, "u3", 2, "x", 1);
+  strata_writebatch_put_cf(wb, NULL, "u4", 2, "x", 1);
+  strata_write(db, wo, wb, &err);
+  EXPECT_ERR(err, "column family is NULL");
+  CHECK_GET_CF(db, ro, users, "u3", NULL);
+  strata_writebatch_destroy(wb);
+
+  /* Drop: calls through the handle fail, the name is gone from the list. */
+  strata_drop_column_family(db, scratch, &err);
+  CHECK_NO_ERR(err);
+  strata_put_cf(db, wo, scratch, "s", 1, "y", 1, &err);
+  EXPECT_ERR(err, "was dropped");
+  strata_drop_column_family(db, scratch, &err);
+  EXPECT_ERR(err, "was dropped");
+  strata_column_family_handle_t* dflt = strata_get_default_column_family_handle(db);
+  strata_drop_column_family(db, dflt, &err);
+  EXPECT_ERR(err, "default");
+  CHECK_GET_CF(db, ro, dflt, "plain", "default");
+  strata_column_family_handle_destroy(dflt);
+  strata_column_family_handle_destroy(scratch);
+
+  /* Flush and compact one family, then scan it. */
+  for (int i = 0; i < 50; i++) {
+    char key[16];
+    snprintf(key, sizeof key, "k%02d", i);
+    strata_put_cf(db, wo, users, key, strlen(key), "v", 1, &err);
+    CHECK_NO_ERR(err);
+  }
+  strata_flush_cf(db, users, &err);
+  CHECK_NO_ERR(err);
+  strata_compact_range_cf(db, users, NULL, 0, NULL, 0, &err);
+  CHECK_NO_ERR(err);
+  strata_column_family_handle_destroy(users);
+  strata_column_family_handle_destroy(counters);
+  strata_close(db);
+
+  /* List without opening. */
+  {
+    size_t n = 0;
+    char** names = strata_list_column_families(options, path, &n, &err);
+    CHECK_NO_ERR(err);
+    CHECK(names != NULL && n == 3);
+    CHECK(strcmp(names[0], "default") == 0 && strcmp(names[1], "users") == 0 &&
+          strcmp(names[2], "counters") == 0);
+    strata_list_column_families_destroy(names, n);
+    char missing[4200];
+    snprintf(missing, sizeof missing, "%s/nothing-here", dir);
+    CHECK(strata_list_column_families(options, missing, &n, &err) == NULL && n == 0);
+    EXPECT_ERR(err, "");
+  }
+
+  /* Reopen with the families (NULL options: the database's), read back. */
+  {
+    const char* names[3] = {"default", "users", "counters"};
+    const strata_options_t* cf_opts[3] = {NULL, NULL, counters_opts};
+    strata_column_family_handle_t* handles[3];
+    db = strata_open_column_families(options, path, 3, names, cf_opts, handles, &err);
+    CHECK_NO_ERR(err);
+    CHECK(handles[0] != NULL && handles[1] != NULL && handles[2] != NULL);
+    CHECK_GET_CF(db, ro, handles[0], "plain", "default");
+    CHECK_GET_CF(db, ro, handles[1], "u2", "grace");
+    size_t len = 0;
+    char* v = strata_get_cf(db, ro, handles[2], "hits", 4, &len, &err);
+    CHECK_NO_ERR(err);
+    CHECK(v != NULL && len == 8 && load_u64_le(v) == 10);
+    strata_free(v);
+
+    strata_iterator_t* it = strata_create_iterator_cf(db, ro, handles[1]);
+    strata_iter_seek_to_first(it);
+    CHECK_ITER_AT(it, "k00");
+    int count = 0;
+    for (; strata_iter_valid(it); strata_iter_next(it)) count++;
+    CHECK(count == 51); /* k00..k49 and u2 */
+    strata_iter_get_error(it, &err);
+    CHECK_NO_ERR(err);
+    strata_iter_destroy(it);
+
+    /* A handle of another database is refused. */
+    char other_path[4200];
+    snprintf(other_path, sizeof other_path, "%s/other", dir);
+    strata_t* other = strata_open(options, other_path, &err);
+    CHECK_NO_ERR(err);
+    strata_put_cf(other, wo, handles[1], "k", 1, "v", 1, &err);
+    EXPECT_ERR(err, "another database");
+    wb = strata_writebatch_create();
+    strata_writebatch_put_cf(wb, handles[1], "k", 1, "v", 1);
+    strata_write(other, wo, wb, &err);
+    EXPECT_ERR(err, "another database");
+    strata_writebatch_destroy(wb);
+    strata_close(other);
+
+    strata_close(db);
+    for (int i = 0; i < 3; i++) strata_column_family_handle_destroy(handles[i]);
+
+    /* A missing family without create_if_missing: NULL handles and an error. */
+    const char* missing_names[2] = {"users", "nope"};
+    const strata_options_t* missing_opts[2] = {NULL, NULL};
+    strata_options_set_create_if_missing(options, 0);
+    handles[0] = handles[1] = (strata_column_family_handle_t*)1;
+    CHECK(strata_open_column_families(options, path, 2, missing_names, missing_opts, handles,
+                                      &err) == NULL);
+    EXPECT_ERR(err, "does not exist");
+    CHECK(handles[0] == NULL && handles[1] == NULL);
+    CHECK(strata_open_column_families(options, path, -1, NULL, NULL, NULL, &err) == NULL);
+    EXPECT_ERR(err, "negative");
+  }
+  strata_options_destroy(counters_opts);
+  strata_options_destroy(options);
+}
+
 int main(int argc, char** argv) {
   if (argc != 2) {
     fprintf(stderr, "usage: %s <scratch-dir>\n", argv[0]);
@@ -563,6 +767,8 @@ int main(int argc, char** argv) {
     strata_close(db);
     strata_options_destroy(saved);
   }
+
+  test_column_families(argv[1], wo, ro);
 
   strata_writeoptions_destroy(wo);
   strata_readoptions_destroy(ro);

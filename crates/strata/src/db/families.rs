@@ -155,9 +155,11 @@ impl DbInner {
 }
 
 impl DbInner {
-    /// The options file's text for the database as it is now.
+    /// The options file's text for the database as it is now: the database-wide options, then
+    /// each live family's own (`default` first, then in creation order).
     pub(crate) fn render_options(&self) -> String {
-        super::options_file::render(&self.opts)
+        let families = self.families.load();
+        super::options_file::render_families(&self.opts, families.iter().map(|f| (f.name.as_str(), &f.opts)))
     }
 
     /// Writes a new options file after the set of families changed. The MANIFEST, not this
