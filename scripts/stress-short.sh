@@ -36,6 +36,12 @@ $bin crash-loop --db "$work/crash" --cycles "$cycles" --threads 4 --no-sync --se
 $bin crash-loop --db "$work/kill" --cycles "$kill_cycles" --threads 4 --sync-percent 20 --kill-points \
   --max-ms 3000 --seed "$seed" --options "max_manifest_file_size=1024" | grep -E '^(crash-loop|kill points)'
 $bin crash-test --db "$work/crash-test" --cycles "$cycles" --threads 4 --seed "$seed" | grep -E '^(crash-test|final)'
+# Column families: keys and batches spread over 3 (crash-loop) and 4 (crash-test) families, the
+# last one dropped and recreated during the run (20 per 10,000 ops, so some kills land in a drop).
+$bin crash-loop --db "$work/crash-cf" --cycles "$cycles" --threads 4 --sync-percent 10 --column-families 3 \
+  --cf-drops-per-10k 20 --seed "$seed" | grep '^crash-loop'
+$bin crash-test --db "$work/crash-test-cf" --cycles "$cycles" --threads 4 --column-families 4 --cf-drops-per-10k 20 \
+  --seed "$seed" | grep -E '^(crash-test|final)'
 faults_dir=$(mktemp -d)
 $bin faults --duration "$fault_seconds" --seed "$seed" --log "$faults_dir/faults.log" |
   grep -E '^faults' || { echo "stress-short: faults run failed; log and images in $faults_dir" >&2; exit 1; }

@@ -47,6 +47,8 @@ pub struct ChildSpec {
     pub oracle_fsync: bool,
     /// More engine options, `key=value;...`.
     pub options: Option<String>,
+    /// Column families, default included.
+    pub families: usize,
 }
 
 impl ChildSpec {
@@ -77,6 +79,10 @@ impl ChildSpec {
         if let Some(options) = &self.options {
             a.push("--options".into());
             a.push(options.clone());
+        }
+        if self.families > 1 {
+            a.extend(["--column-families".into(), self.families.to_string()]);
+            a.extend(["--cf-drops-per-10k".into(), self.write_mode.cf_drops_per_10k.to_string()]);
         }
         a
     }
@@ -160,6 +166,10 @@ struct Totals {
     pending: u64,
     unlogged_cycles: u64,
     unlogged_reverted: u64,
+    drops: u64,
+    cross_family_batches: u64,
+    drop_in_flight: u64,
+    drop_applied: u64,
 }
 
 /// Runs the loop; prints one line per cycle (and, for `crash-test`, each cycle's options first)
@@ -207,6 +217,10 @@ impl Totals {
         self.pending += v.get("pending");
         self.unlogged_cycles += u64::from(unlogged);
         self.unlogged_reverted += v.get("unlogged_reverted");
+        self.drops += progress.get("drops");
+        self.cross_family_batches += progress.get("cross_family_batches");
+        self.drop_in_flight += v.get("drop_in_flight");
+        self.drop_applied += v.get("drop_applied");
     }
 }
 
@@ -251,9 +265,20 @@ fn print_cycle(cfg: &LoopConfig, cycle: u32, plan: &Plan, e: &Ending, acked: u64
     } else {
         String::new()
     };
+    let families = if plan.spec.families > 1 {
+        format!(
+            " drops>={} cross_family_batches>={} drop_in_flight_at_kill={} (applied {})",
+            e.progress.get("drops"),
+            e.progress.get("cross_family_batches"),
+            v.get("drop_in_flight"),
+            v.get("drop_applied")
+        )
+    } else {
+        String::new()
+    };
     println!(
-        "cycle {}/{}: {}; acked_writes={acked} ops>={} reads_verified>={} in_flight_at_kill={} (applied {}){unlogged} \
-         keys_verified={} mismatches=0",
+        "cycle {}/{}: {}; acked_writes={acked} ops>={} reads_verified>={} in_flight_at_kill={} (applied {}){unlogged}\
+         {families} keys_verified={} mismatches=0",
         cycle + 1,
         cfg.first_cycle + cfg.cycles,
         how_it_ended(plan, e),
@@ -281,9 +306,17 @@ fn print_totals(cfg: &LoopConfig, t: &Totals, elapsed: Duration) {
     } else {
         String::new()
     };
+    let families = if cfg.spec.families > 1 {
+        format!(
+            " families={} drops>={} cross_family_batches>={} drop_in_flight_at_kill={} drop_found_applied={}",
+            cfg.spec.families, t.drops, t.cross_family_batches, t.drop_in_flight, t.drop_applied
+        )
+    } else {
+        String::new()
+    };
     println!(
         "{name}: cycles={} acked_writes={} acked_writes_lost=0 ops>={} reads_verified>={} keys_verified={} \
-         in_flight_at_kill={}{unlogged} mismatches=0 seconds={:.1}",
+         in_flight_at_kill={}{unlogged}{families} mismatches=0 seconds={:.1}",
         cfg.cycles,
         t.acked_writes,
         t.ops,

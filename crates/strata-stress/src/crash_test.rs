@@ -55,6 +55,7 @@ pub fn draw(base: &ChildSpec, seed: u64, cycle: u32, min_ms: u64, max_ms: u64) -
     let write_mode = WriteMode {
         sync_percent: if disable_wal { 0 } else { SYNC_PERCENTS[pick(&mut rng, 6)] },
         disable_wal,
+        ..base.write_mode
     };
     let write_buffer_size = WRITE_BUFFER_SIZES[pick(&mut rng, WRITE_BUFFER_SIZES.len())];
     let delay = Duration::from_millis(rng.u64(min_ms..=max_ms.max(min_ms)));
@@ -86,10 +87,11 @@ mod tests {
             threads: 4,
             keys: 100,
             write_buffer_size: 256 << 10,
-            write_mode: WriteMode { sync_percent: 100, disable_wal: false },
+            write_mode: WriteMode { sync_percent: 100, disable_wal: false, cf_drops_per_10k: 5 },
             checkpoints_per_10k: 1,
             oracle_fsync: false,
             options: options.map(String::from),
+            families: 1,
         }
     }
 

@@ -11,6 +11,7 @@
 mod crash_loop;
 mod crash_test;
 mod failure;
+mod families;
 mod faults;
 mod history;
 mod kill_points;
@@ -95,6 +96,14 @@ struct Common {
     /// Checkpoints per 10,000 operations: each is taken, opened and read back, then deleted.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(0..=10_000))]
     checkpoints_per_10k: u32,
+    /// Column families, default included: keys are spread over them (--keys each), batches
+    /// span them, and the last one is dropped and recreated now and then. 1 = the default only.
+    #[arg(long, alias = "column_families", default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=64))]
+    column_families: u16,
+    /// Drops (and recreations) of the last column family per 10,000 operations (with
+    /// --column-families 2 or more).
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(0..=10_000))]
+    cf_drops_per_10k: u32,
 }
 
 impl Common {
@@ -114,7 +123,7 @@ impl Common {
 
     fn write_mode(&self) -> WriteMode {
         let sync_percent = self.sync_percent.unwrap_or(if self.no_sync { 0 } else { 100 });
-        WriteMode { sync_percent, disable_wal: self.disable_wal }
+        WriteMode { sync_percent, disable_wal: self.disable_wal, cf_drops_per_10k: self.cf_drops_per_10k }
     }
 
     /// The flags a child process needs to act on the same database and oracle, seed excluded.
@@ -129,6 +138,7 @@ impl Common {
             checkpoints_per_10k: self.checkpoints_per_10k,
             oracle_fsync: self.oracle_fsync,
             options: self.options.clone(),
+            families: usize::from(self.column_families),
         }
     }
 }
@@ -202,6 +212,7 @@ fn run_config(a: &RunArgs) -> run::RunConfig {
         oracle_fsync: c.oracle_fsync,
         progress_ms: a.progress_ms,
         checkpoints_per_10k: c.checkpoints_per_10k,
+        families: usize::from(c.column_families),
     }
 }
 

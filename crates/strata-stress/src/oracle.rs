@@ -13,12 +13,17 @@
 //! the process (docs/durability.md), so slots survive kill -9 without fsync; `--oracle-fsync`
 //! adds an fdatasync after each intent for anyone who wants the oracle to survive power loss too.
 //!
+//! With column families (`families`) the slots are families times keys, and the header also
+//! holds the family count and the phase of the drop-and-recreate of the last family
+//! ([`DropPhase`], one 8-byte `pwrite`), so a verifier knows whether a crash hit a drop.
+//!
 //! This module must not call the engine or decide what counts as a mismatch (see `verify`).
 
 use std::fs::{File, OpenOptions};
 use std::io;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
 use crate::model::{Kind, Value};
@@ -33,6 +38,28 @@ const HEADER_LEN: u64 = 64;
 /// replaces it whole.
 const SLOT_LEN: usize = 32;
 const SLOT_MAGIC: u8 = 0xa5;
+/// Header offsets: keys per family, family count (0 in files made before families: one), and
+/// the drop phase.
+const KEYS_AT: u64 = 8;
+const FAMILIES_AT: u64 = 16;
+const PHASE_AT: u64 = 24;
+
+/// Where the drop-and-recreate of the last family stands (see `families`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DropPhase {
+    /// No drop in progress: the family holds what its slots say.
+    Live = 0,
+    /// `drop_cf` issued, not known to be acknowledged: the family may still exist.
+    Dropping = 1,
+    /// `drop_cf` acknowledged: the family is gone or recreated empty, whatever its slots say.
+    Dropped = 2,
+}
+
+impl DropPhase {
+    fn from_u8(b: u8) -> Option<DropPhase> {
+        [DropPhase::Live, DropPhase::Dropping, DropPhase::Dropped].into_iter().find(|p| *p as u8 == b)
+    }
+}
 
 /// A write in flight on one key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -92,19 +119,41 @@ pub struct Oracle {
     keys: u64,
     stripes: Vec<Mutex<Vec<Slot>>>,
     fsync_intents: bool,
+    phase: AtomicU8,
 }
 
 impl Oracle {
-    /// Opens `<dir>/oracle.state`, creating it (all keys absent) when missing. An existing file
-    /// must have been made for the same number of keys.
-    pub fn open(dir: &Path, keys: u64, fsync_intents: bool) -> io::Result<Oracle> {
+    /// Opens `<dir>/oracle.state` for `keys` keys in each of `families` families, creating it
+    /// (all keys absent) when missing. An existing file must have been made for the same numbers.
+    pub fn open(dir: &Path, keys: u64, families: u64, fsync_intents: bool) -> io::Result<Oracle> {
         std::fs::create_dir_all(dir)?;
         let path = dir.join("oracle.state");
         let exists = path.exists();
         let file = OpenOptions::new().read(true).write(true).create(true).truncate(false).open(&path)?;
-        let slots = if exists { load(&file, keys)? } else { create(&file, dir, keys)? };
+        let (slots, phase) = if exists {
+            load(&file, keys, families)?
+        } else {
+            (create(&file, dir, keys, families)?, DropPhase::Live)
+        };
         let stripes = slots.chunks(STRIPE_KEYS as usize).map(|c| Mutex::new(c.to_vec())).collect();
-        Ok(Oracle { file, path, keys, stripes, fsync_intents })
+        let keys = keys * families;
+        Ok(Oracle { file, path, keys, stripes, fsync_intents, phase: AtomicU8::new(phase as u8) })
+    }
+
+    /// Where the drop of the last family stands.
+    pub fn drop_phase(&self) -> DropPhase {
+        DropPhase::from_u8(self.phase.load(Ordering::Acquire)).unwrap_or(DropPhase::Live)
+    }
+
+    /// Records the drop phase (one 8-byte `pwrite`; fdatasynced with `--oracle-fsync`). The
+    /// caller holds every stripe lock of the dropping family.
+    pub fn set_drop_phase(&self, phase: DropPhase) -> io::Result<()> {
+        self.file.write_all_at(&u64::from(phase as u8).to_le_bytes(), PHASE_AT)?;
+        if self.fsync_intents {
+            self.file.sync_data()?;
+        }
+        self.phase.store(phase as u8, Ordering::Release);
+        Ok(())
     }
 
     /// True when `<dir>/oracle.state` exists.
@@ -112,7 +161,7 @@ impl Oracle {
         dir.join("oracle.state").exists()
     }
 
-    /// Number of keys in the key space.
+    /// Number of slots: keys times families.
     pub fn keys(&self) -> u64 {
         self.keys
     }
@@ -158,10 +207,12 @@ impl Oracle {
     }
 }
 
-fn create(file: &File, dir: &Path, keys: u64) -> io::Result<Vec<Slot>> {
+fn create(file: &File, dir: &Path, keys: u64, families: u64) -> io::Result<Vec<Slot>> {
     let mut header = [0u8; HEADER_LEN as usize];
     header[..8].copy_from_slice(MAGIC);
-    header[8..16].copy_from_slice(&keys.to_le_bytes());
+    header[KEYS_AT as usize..][..8].copy_from_slice(&keys.to_le_bytes());
+    header[FAMILIES_AT as usize..][..8].copy_from_slice(&families.to_le_bytes());
+    let keys = keys * families;
     let mut body = Vec::with_capacity(keys as usize * SLOT_LEN);
     for _ in 0..keys {
         body.extend_from_slice(&Slot::EMPTY.encode());
@@ -176,19 +227,26 @@ fn create(file: &File, dir: &Path, keys: u64) -> io::Result<Vec<Slot>> {
     Ok(vec![Slot::EMPTY; keys as usize])
 }
 
-fn load(file: &File, keys: u64) -> io::Result<Vec<Slot>> {
+fn load(file: &File, keys: u64, families: u64) -> io::Result<(Vec<Slot>, DropPhase)> {
     let mut header = [0u8; HEADER_LEN as usize];
     file.read_exact_at(&mut header, 0)?;
-    let found = u64::from_le_bytes(header[8..16].try_into().expect("8 bytes"));
-    if &header[..8] != MAGIC || found != keys {
+    let u64_at = |i: u64| u64::from_le_bytes(header[i as usize..][..8].try_into().expect("8 bytes"));
+    let found = u64_at(KEYS_AT);
+    let found_families = u64_at(FAMILIES_AT).max(1);
+    if &header[..8] != MAGIC || found != keys || found_families != families {
         return Err(io::Error::new(
             io::ErrorKind::InvalidData,
-            format!("oracle file is not for --keys {keys} (header says {found} keys, or bad magic)"),
+            format!(
+                "oracle file is not for --keys {keys} --column-families {families} (header says {found} keys, \
+                 {found_families} families, or bad magic)"
+            ),
         ));
     }
-    let mut body = vec![0u8; keys as usize * SLOT_LEN];
+    let phase = DropPhase::from_u8(header[PHASE_AT as usize])
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, "corrupt oracle drop phase"))?;
+    let mut body = vec![0u8; (keys * families) as usize * SLOT_LEN];
     file.read_exact_at(&mut body, HEADER_LEN)?;
-    body.chunks(SLOT_LEN).map(Slot::decode).collect()
+    Ok((body.chunks(SLOT_LEN).map(Slot::decode).collect::<io::Result<_>>()?, phase))
 }
 
 /// Held stripe locks; the only way to read or change slots while workers run.
@@ -239,6 +297,23 @@ impl Locked<'_> {
         Ok(())
     }
 
+    /// Makes every slot of `lo..hi` absent with nothing in flight (acknowledged counts kept), in
+    /// one `pwrite`: the slots of a dropped family. Every stripe of the range must be locked.
+    pub fn reset(&mut self, lo: u64, hi: u64) -> io::Result<()> {
+        let slots: Vec<Slot> =
+            (lo..hi).map(|k| Slot { cur: Value::ABSENT, pending: None, acked: self.slot(k).acked }).collect();
+        let bytes: Vec<u8> = slots.iter().flat_map(Slot::encode).collect();
+        self.oracle
+            .file
+            .write_all_at(&bytes, HEADER_LEN + lo * SLOT_LEN as u64)
+            .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", self.oracle.path.display())))?;
+        for (k, slot) in (lo..hi).zip(slots) {
+            let (g, i) = self.index(k);
+            self.guards[g].1[i] = slot;
+        }
+        Ok(())
+    }
+
     /// Replaces a pending slot by the value the database was found to hold after a crash.
     pub fn resolve(&mut self, key: u64, found: Value) -> io::Result<()> {
         let old = self.slot(key);
@@ -256,17 +331,39 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
         let v = Value { kind: Kind::Long, n: 9 };
         {
-            let o = Oracle::open(&dir, 20, false).unwrap();
+            let o = Oracle::open(&dir, 20, 1, false).unwrap();
             let mut l = o.lock(&[3, 17]);
             l.begin(&[(3, v), (17, v)], 77).unwrap();
             l.complete(&[3]).unwrap();
         }
-        let o = Oracle::open(&dir, 20, false).unwrap();
+        let o = Oracle::open(&dir, 20, 1, false).unwrap();
         let l = o.lock(&[17, 3]);
         assert_eq!(l.slot(3), Slot { cur: v, pending: None, acked: 1 });
         assert_eq!(l.slot(17).pending, Some(Pending { new: v, tag: 77 }));
         drop(l);
-        assert!(Oracle::open(&dir, 21, false).is_err(), "key count must match");
+        assert!(Oracle::open(&dir, 21, 1, false).is_err(), "key count must match");
+        assert!(Oracle::open(&dir, 10, 2, false).is_err(), "family count must match");
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn family_slots_reset_in_one_write_and_the_drop_phase_survives_reopen() {
+        let dir = tempfile::tempdir().unwrap();
+        let v = Value { kind: Kind::Short, n: 5 };
+        {
+            let o = Oracle::open(dir.path(), 16, 3, false).unwrap();
+            assert_eq!(o.keys(), 48);
+            let mut l = o.lock(&[3, 40]);
+            l.begin(&[(3, v), (40, v)], 1).unwrap();
+            l.complete(&[3, 40]).unwrap();
+            drop(l);
+            o.set_drop_phase(DropPhase::Dropped).unwrap();
+            o.lock_range(32, 48).reset(32, 48).unwrap();
+            assert_eq!(o.lock(&[40]).slot(40), Slot { cur: Value::ABSENT, pending: None, acked: 1 });
+        }
+        let o = Oracle::open(dir.path(), 16, 3, false).unwrap();
+        assert_eq!(o.drop_phase(), DropPhase::Dropped);
+        assert_eq!(o.lock(&[3]).slot(3).cur, v, "other families untouched");
+        assert_eq!(o.lock(&[40]).slot(40), Slot { cur: Value::ABSENT, pending: None, acked: 1 });
     }
 }

@@ -13,8 +13,9 @@ use std::time::{Duration, Instant};
 use strata::{Db, Options};
 
 use crate::failure::Failure;
+use crate::families::{self, Families, Layout};
 use crate::history::{self, History};
-use crate::oracle::Oracle;
+use crate::oracle::{DropPhase, Oracle};
 use crate::verify::{verify_db, Unlogged};
 use crate::worker::{CheckpointArea, Stats, Worker, WriteMode};
 
@@ -47,6 +48,14 @@ pub struct RunConfig {
     pub progress_ms: u64,
     /// Checkpoints per 10,000 operations.
     pub checkpoints_per_10k: u32,
+    /// Column families, default included (1 = none besides the default).
+    pub families: usize,
+}
+
+impl RunConfig {
+    fn layout(&self) -> Layout {
+        Layout { families: self.families, keys: self.keys }
+    }
 }
 
 /// The engine options every subcommand opens the database with: small files and levels, then
@@ -67,9 +76,21 @@ pub fn db_options(write_buffer_size: usize, extra: Option<&str>) -> Result<Optio
     }
 }
 
+/// An open database with its oracle and family handles.
+pub struct Opened {
+    /// The database, every family of the layout open (created if missing).
+    pub db: Db,
+    /// The oracle.
+    pub oracle: Oracle,
+    /// The families' handles.
+    pub fams: Families,
+    /// Whether the MANIFEST listed the dropping family before the open (which recreates it).
+    pub dropping_listed: bool,
+}
+
 /// Opens the oracle, refusing to invent an empty oracle for a database that already has data:
 /// every read would then be reported as a mismatch for the wrong reason.
-pub fn open_pair(cfg: &RunConfig) -> Result<(Db, Oracle), Failure> {
+pub fn open_pair(cfg: &RunConfig) -> Result<Opened, Failure> {
     if !Oracle::exists(&cfg.expected) && has_entries(&cfg.db) {
         return Err(Failure::Tool(format!(
             "{} holds files but {} has no oracle: use a fresh --db or the matching --expected",
@@ -77,7 +98,7 @@ pub fn open_pair(cfg: &RunConfig) -> Result<(Db, Oracle), Failure> {
             cfg.expected.display()
         )));
     }
-    let oracle = Oracle::open(&cfg.expected, cfg.keys, cfg.oracle_fsync)?;
+    let oracle = Oracle::open(&cfg.expected, cfg.keys, cfg.families as u64, cfg.oracle_fsync)?;
     // The other way round, a leftover oracle beside a fresh --db: every acknowledged key it
     // records would be reported lost.
     if !has_entries(&cfg.db) && oracle.all_slots().iter().any(|s| s.acked > 0) {
@@ -87,8 +108,11 @@ pub fn open_pair(cfg: &RunConfig) -> Result<(Db, Oracle), Failure> {
             cfg.db.display()
         )));
     }
-    let db = Db::open(&cfg.db, db_options(cfg.write_buffer_size, cfg.options.as_deref())?)?;
-    Ok((db, oracle))
+    let opts = db_options(cfg.write_buffer_size, cfg.options.as_deref())?;
+    let dropping_listed = families::dropping_listed(&cfg.db, &opts, cfg.layout())?;
+    let db = families::open_db(&cfg.db, &opts, cfg.layout())?;
+    let fams = Families::new(&db, cfg.layout(), opts)?;
+    Ok(Opened { db, oracle, fams, dropping_listed })
 }
 
 fn has_entries(dir: &Path) -> bool {
@@ -97,37 +121,41 @@ fn has_entries(dir: &Path) -> bool {
 
 /// `run --verify-only`.
 pub fn verify_only(cfg: &RunConfig) -> Result<(), Failure> {
-    let (db, oracle) = open_pair(cfg)?;
-    println!("{}", verify_after_crash(cfg, &db, &oracle)?);
-    db.close()?;
+    let o = open_pair(cfg)?;
+    println!("{}", verify_after_crash(cfg, &o)?);
+    o.db.close()?;
     Ok(())
 }
 
 /// Verifies a database reopened after a crash, accepting the loss of what an unlogged run wrote
 /// since its last flush, then forgets that run's history: the oracle is exact again.
-fn verify_after_crash(cfg: &RunConfig, db: &Db, oracle: &Oracle) -> Result<crate::verify::Report, Failure> {
-    let unlogged = history::load(&cfg.expected)?;
-    let report = verify_db(db, oracle, &unlogged)?;
+fn verify_after_crash(cfg: &RunConfig, o: &Opened) -> Result<crate::verify::Report, Failure> {
+    let unlogged = history::load(&cfg.expected, cfg.keys)?;
+    let report = verify_db(&o.db, &o.fams, &o.oracle, &unlogged, o.dropping_listed)?;
     history::clear(&cfg.expected)?;
     Ok(report)
 }
 
 /// `run`.
 pub fn run(cfg: &RunConfig) -> Result<(), Failure> {
-    let (db, oracle) = open_pair(cfg)?;
-    let unlogged_before = history::load(&cfg.expected)?;
-    if !unlogged_before.is_empty() || oracle.all_slots().iter().any(|s| s.pending.is_some()) {
-        println!("startup {}", verify_after_crash(cfg, &db, &oracle)?);
+    let o = open_pair(cfg)?;
+    let unlogged_before = history::load(&cfg.expected, cfg.keys)?;
+    if !unlogged_before.is_empty()
+        || o.oracle.drop_phase() != DropPhase::Live
+        || o.oracle.all_slots().iter().any(|s| s.pending.is_some())
+    {
+        println!("startup {}", verify_after_crash(cfg, &o)?);
     }
+    let Opened { db, oracle, fams, .. } = o;
     let history = cfg.write_mode.disable_wal.then(|| History::create(&cfg.expected)).transpose()?;
     let stats = Stats::default();
     let area = checkpoint_area(cfg)?;
     let start = Instant::now();
-    run_threads(cfg, &db, &oracle, &stats, &area, history.as_ref());
+    run_threads(cfg, &db, &oracle, &fams, &stats, &area, history.as_ref());
     let elapsed = start.elapsed();
     // The database is still open: even unlogged writes must all be there.
-    let report = verify_db(&db, &oracle, &Unlogged::new())?;
-    print_summary(cfg, &stats, elapsed);
+    let report = verify_db(&db, &fams, &oracle, &Unlogged::new(), true)?;
+    print_summary(cfg, &stats, &fams, elapsed);
     println!("final {report}");
     db.close()?;
     oracle.sync()?;
@@ -155,6 +183,7 @@ fn run_threads(
     cfg: &RunConfig,
     db: &Db,
     oracle: &Oracle,
+    fams: &Families,
     stats: &Stats,
     area: &CheckpointArea,
     history: Option<&History>,
@@ -166,7 +195,7 @@ fn run_threads(
         let workers: Vec<_> = (0..cfg.threads)
             .map(|id| {
                 s.spawn(move || {
-                    let mut w = Worker::new(db, oracle, stats, cfg.write_mode, cfg.seed, id)
+                    let mut w = Worker::new(db, oracle, fams, stats, cfg.write_mode, cfg.seed, id)
                         .with_checkpoints(area)
                         .with_history(history);
                     let mut n = 0u64;
@@ -180,7 +209,7 @@ fn run_threads(
             })
             .collect();
         if cfg.progress_ms > 0 {
-            s.spawn(|| report_progress(stats, &done, cfg.progress_ms));
+            s.spawn(|| report_progress(stats, fams, &done, cfg.progress_ms));
         }
         for w in workers {
             // A worker panic is a bug in this tool; re-raise it.
@@ -192,17 +221,25 @@ fn run_threads(
 
 /// Prints a `progress` line every `ms` until `done`: the crash-loop driver keeps the last one it
 /// saw before the kill.
-fn report_progress(stats: &Stats, done: &AtomicBool, ms: u64) {
+fn report_progress(stats: &Stats, fams: &Families, done: &AtomicBool, ms: u64) {
     while !done.load(Ordering::Acquire) {
         std::thread::sleep(Duration::from_millis(ms));
-        println!("progress {}", counters(stats));
+        println!("progress {}", counters(stats, fams));
     }
 }
 
-fn counters(stats: &Stats) -> String {
+fn counters(stats: &Stats, fams: &Families) -> String {
     let g = |c: &std::sync::atomic::AtomicU64| c.load(Ordering::Relaxed);
+    let families = match fams.layout.families {
+        1 => String::new(),
+        n => format!(
+            " families={n} cross_family_batches={} drops={}",
+            g(&stats.cross_family_batches),
+            g(&fams.drops)
+        ),
+    };
     format!(
-        "ops={} writes={} batches={} reads_verified={} scans={} snapshots={} flushes={} compactions={} checkpoints={}",
+        "ops={} writes={} batches={} reads_verified={} scans={} snapshots={} flushes={} compactions={} checkpoints={}{families}",
         g(&stats.ops),
         g(&stats.writes),
         g(&stats.batches),
@@ -215,7 +252,7 @@ fn counters(stats: &Stats) -> String {
     )
 }
 
-fn print_summary(cfg: &RunConfig, stats: &Stats, elapsed: Duration) {
+fn print_summary(cfg: &RunConfig, stats: &Stats, fams: &Families, elapsed: Duration) {
     let secs = elapsed.as_secs_f64();
     let ops = stats.ops.load(Ordering::Relaxed);
     println!(
@@ -224,7 +261,7 @@ fn print_summary(cfg: &RunConfig, stats: &Stats, elapsed: Duration) {
         cfg.keys,
         cfg.write_mode,
         cfg.seed,
-        counters(stats),
+        counters(stats, fams),
         ops as f64 / secs.max(1e-9)
     );
 }

@@ -13,6 +13,14 @@
 //! (docs/durability.md), so the key may hold any value it took during that run, and is resolved
 //! to the one found. They are counted (`unlogged_reverted`), never reported as lost.
 //!
+//! With column families every family is read and scanned, a key's slot is its family's slot
+//! (`families::Layout`), and batches are checked whole across families. If a crash hit the
+//! drop-and-recreate of the last family, that family must be empty when the drop was
+//! acknowledged (oracle phase `Dropped`) or when the MANIFEST no longer listed it at the
+//! reopen; otherwise (phase `Dropping`, still listed) it must hold its acknowledged data, as if
+//! no drop had been issued. Either way the oracle is then made exact (slots reset if the drop
+//! happened) and the phase set back to `Live`.
+//!
 //! This module must not write to the database.
 
 use std::collections::BTreeMap;
@@ -20,8 +28,9 @@ use std::collections::BTreeMap;
 use strata::{Db, ReadOptions};
 
 use crate::failure::Failure;
+use crate::families::{self, Families, Layout};
 use crate::model::{describe, key_bytes, parse_key, Value};
-use crate::oracle::{Oracle, Slot};
+use crate::oracle::{DropPhase, Oracle, Slot};
 
 /// What a verification saw.
 #[derive(Debug, Clone, Copy, Default)]
@@ -40,6 +49,12 @@ pub struct Report {
     pub unlogged_keys: u64,
     /// Of those, keys found at an earlier value than their last acknowledged one.
     pub unlogged_reverted: u64,
+    /// Column families, default included.
+    pub families: u64,
+    /// 1 when a drop of the last family was in progress (the crash hit it).
+    pub drop_in_flight: u64,
+    /// 1 when the family was found dropped (its slots were reset).
+    pub drop_applied: u64,
 }
 
 impl std::fmt::Display for Report {
@@ -55,7 +70,15 @@ impl std::fmt::Display for Report {
             self.acked_writes,
             self.unlogged_keys,
             self.unlogged_reverted
-        )
+        )?;
+        if self.families > 1 {
+            write!(
+                f,
+                " families={} drop_in_flight={} drop_applied={}",
+                self.families, self.drop_in_flight, self.drop_applied
+            )?;
+        }
+        Ok(())
     }
 }
 
@@ -67,16 +90,44 @@ struct Allowed {
 }
 
 /// Checks the whole database against the oracle and resolves in-flight slots. No worker may run.
-/// `unlogged` holds, per key written by a `--disable-wal` run, every value it took there.
-pub fn verify_db(db: &Db, oracle: &Oracle, unlogged: &Unlogged) -> Result<Report, Failure> {
-    let slots = oracle.all_slots();
-    let found = point_reads(db, slots.len() as u64)?;
-    check_scan(db, &found, false)?;
-    check_scan(db, &found, true)?;
-    let unlogged_found = classify_unlogged(&slots, &found, unlogged)?;
-    let allowed = classify(&slots, &found, unlogged)?;
-    check_batches(&slots, &allowed)?;
+/// `unlogged` holds, per key written by a `--disable-wal` run, every value it took there;
+/// `dropping_listed` says whether the MANIFEST listed the dropping family before the open.
+pub fn verify_db(
+    db: &Db,
+    fams: &Families,
+    oracle: &Oracle,
+    unlogged: &Unlogged,
+    dropping_listed: bool,
+) -> Result<Report, Failure> {
+    let layout = fams.layout;
+    let phase = oracle.drop_phase();
+    let reset = layout
+        .dropping()
+        .filter(|_| phase == DropPhase::Dropped || (phase == DropPhase::Dropping && !dropping_listed));
+    let mut slots = oracle.all_slots();
+    if let Some(f) = reset {
+        let (lo, hi) = layout.range(f);
+        for s in &mut slots[lo as usize..hi as usize] {
+            *s = Slot { cur: Value::ABSENT, pending: None, acked: s.acked };
+        }
+    }
+    let found = point_reads(db, fams)?;
+    for f in 0..layout.families {
+        check_scan(db, fams, f, &found, false)?;
+        check_scan(db, fams, f, &found, true)?;
+    }
+    let unlogged_found = classify_unlogged(layout, &slots, &found, unlogged)?;
+    let allowed = classify(layout, &slots, &found, unlogged)?;
+    check_batches(layout, &slots, &allowed)?;
+    if let Some(f) = reset {
+        let (lo, hi) = layout.range(f);
+        oracle.lock_range(lo, hi).reset(lo, hi)?;
+    }
     let pending_applied = resolve(oracle, &slots, &allowed, &unlogged_found)?;
+    if phase != DropPhase::Live {
+        oracle.set_drop_phase(DropPhase::Live)?;
+        oracle.sync()?;
+    }
     Ok(Report {
         keys: slots.len() as u64,
         present: found.iter().filter(|v| v.is_some()).count() as u64,
@@ -86,6 +137,9 @@ pub fn verify_db(db: &Db, oracle: &Oracle, unlogged: &Unlogged) -> Result<Report
         unlogged_keys: unlogged.len() as u64,
         unlogged_reverted: unlogged_found.iter().filter(|&(&k, v)| *v != slots[k as usize].cur).count()
             as u64,
+        families: layout.families as u64,
+        drop_in_flight: u64::from(phase != DropPhase::Live),
+        drop_applied: u64::from(reset.is_some()),
     })
 }
 
@@ -94,6 +148,7 @@ pub type Unlogged = BTreeMap<u64, Vec<Value>>;
 
 /// For each key of an unlogged run: the value it was found at, which must be one it took.
 fn classify_unlogged(
+    layout: Layout,
     slots: &[Slot],
     found: &[Option<Vec<u8>>],
     unlogged: &Unlogged,
@@ -109,8 +164,9 @@ fn classify_unlogged(
         let Some(v) = candidates.into_iter().find(|v| v.bytes(k).as_deref() == actual) else {
             let took: Vec<String> = values.iter().map(Value::to_string).collect();
             return Err(Failure::Mismatch(format!(
-                "key k{k:08} (written with disable_wal since the last verification): expected {} or a value it \
+                "key {} (written with disable_wal since the last verification): expected {} or a value it \
                  took meanwhile ({}) actual {}",
+                layout.describe(k),
                 slot.cur,
                 took.join("; "),
                 describe(actual)
@@ -121,15 +177,30 @@ fn classify_unlogged(
     Ok(out)
 }
 
-fn point_reads(db: &Db, keys: u64) -> Result<Vec<Option<Vec<u8>>>, Failure> {
+fn point_reads(db: &Db, fams: &Families) -> Result<Vec<Option<Vec<u8>>>, Failure> {
     let r = ReadOptions::new();
-    (0..keys).map(|k| db.get(&r, &key_bytes(k)).map_err(Failure::from)).collect()
+    let layout = fams.layout;
+    let handles: Vec<_> = (0..layout.families).map(|f| fams.handle(f)).collect();
+    (0..layout.total())
+        .map(|g| {
+            let (f, k) = layout.split(g);
+            families::get(db, &handles[f], &r, &key_bytes(k)).map_err(Failure::from)
+        })
+        .collect()
 }
 
-/// A full scan in one direction must return exactly the keys the point reads found, in order.
-fn check_scan(db: &Db, found: &[Option<Vec<u8>>], reverse: bool) -> Result<(), Failure> {
+/// A full scan of family `f` in one direction must return exactly the keys the point reads
+/// found there, in order.
+fn check_scan(
+    db: &Db,
+    fams: &Families,
+    f: usize,
+    found: &[Option<Vec<u8>>],
+    reverse: bool,
+) -> Result<(), Failure> {
+    let layout = fams.layout;
     let dir = if reverse { "backward" } else { "forward" };
-    let mut it = db.iter(&ReadOptions::new())?;
+    let mut it = families::iter(db, &fams.handle(f), &ReadOptions::new())?;
     let mut seen = 0u64;
     let mut last: Option<u64> = None;
     if reverse {
@@ -138,14 +209,20 @@ fn check_scan(db: &Db, found: &[Option<Vec<u8>>], reverse: bool) -> Result<(), F
         it.seek_to_first()
     }
     while it.valid() {
-        let k = parse_key(it.key()).filter(|&k| k < found.len() as u64).ok_or_else(|| {
-            Failure::Mismatch(format!("{dir} scan: unexpected key {:?}", String::from_utf8_lossy(it.key())))
+        let k = parse_key(it.key()).filter(|&k| k < layout.keys).ok_or_else(|| {
+            Failure::Mismatch(format!(
+                "{dir} scan of {}: unexpected key {:?}",
+                families::name(f),
+                String::from_utf8_lossy(it.key())
+            ))
         })?;
+        let g = layout.slot(f, k) as usize;
         let ordered = last.is_none_or(|l| if reverse { k < l } else { k > l });
-        if !ordered || found[k as usize].as_deref() != Some(it.value()) {
+        if !ordered || found[g].as_deref() != Some(it.value()) {
             return Err(Failure::Mismatch(format!(
-                "{dir} scan: key k{k:08} expected (point read) {} actual {}{}",
-                describe(found[k as usize].as_deref()),
+                "{dir} scan: key {} expected (point read) {} actual {}{}",
+                layout.describe(g as u64),
+                describe(found[g].as_deref()),
                 describe(Some(it.value())),
                 if ordered { "" } else { " (out of order)" }
             )));
@@ -159,10 +236,12 @@ fn check_scan(db: &Db, found: &[Option<Vec<u8>>], reverse: bool) -> Result<(), F
         }
     }
     it.status()?;
-    let expected = found.iter().filter(|v| v.is_some()).count() as u64;
+    let (lo, hi) = layout.range(f);
+    let expected = found[lo as usize..hi as usize].iter().filter(|v| v.is_some()).count() as u64;
     if seen != expected {
         return Err(Failure::Mismatch(format!(
-            "{dir} scan returned {seen} keys, point reads found {expected}"
+            "{dir} scan of {} returned {seen} keys, point reads found {expected}",
+            families::name(f)
         )));
     }
     Ok(())
@@ -171,6 +250,7 @@ fn check_scan(db: &Db, found: &[Option<Vec<u8>>], reverse: bool) -> Result<(), F
 /// Checks every key but those of an unlogged run; returns what each in-flight key was found to
 /// hold.
 fn classify(
+    layout: Layout,
     slots: &[Slot],
     found: &[Option<Vec<u8>>],
     unlogged: &Unlogged,
@@ -187,7 +267,8 @@ fn classify(
             None if old.as_deref() == actual => {}
             None => {
                 return Err(Failure::Mismatch(format!(
-                    "key k{k:08} (acknowledged, nothing in flight): expected {} actual {}",
+                    "key {} (acknowledged, nothing in flight): expected {} actual {}",
+                    layout.describe(k),
                     slot.cur,
                     describe(actual)
                 )))
@@ -196,7 +277,8 @@ fn classify(
                 let a = Allowed { old: old.as_deref() == actual, new: p.new.bytes(k).as_deref() == actual };
                 if !a.old && !a.new {
                     return Err(Failure::Mismatch(format!(
-                        "key k{k:08} (write in flight): expected {} (old) or {} (new) actual {}",
+                        "key {} (write in flight): expected {} (old) or {} (new) actual {}",
+                        layout.describe(k),
                         slot.cur,
                         p.new,
                         describe(actual)
@@ -210,7 +292,7 @@ fn classify(
 }
 
 /// All keys of one in-flight batch must be all old or all new.
-fn check_batches(slots: &[Slot], allowed: &BTreeMap<u64, Allowed>) -> Result<(), Failure> {
+fn check_batches(layout: Layout, slots: &[Slot], allowed: &BTreeMap<u64, Allowed>) -> Result<(), Failure> {
     let mut by_tag: BTreeMap<u64, (Allowed, Vec<u64>)> = BTreeMap::new();
     for (&k, a) in allowed {
         let tag = slots[k as usize].pending.expect("pending").tag;
@@ -222,7 +304,7 @@ fn check_batches(slots: &[Slot], allowed: &BTreeMap<u64, Allowed>) -> Result<(),
         None => Ok(()),
         Some((tag, (_, keys))) => Err(Failure::Mismatch(format!(
             "batch {tag:#x} half-applied after the crash: keys {:?} mix old and new values",
-            keys.iter().map(|k| format!("k{k:08}")).collect::<Vec<_>>()
+            keys.iter().map(|&k| layout.describe(k)).collect::<Vec<_>>()
         ))),
     }
 }
@@ -260,6 +342,9 @@ mod tests {
     use crate::model::Kind;
     use crate::oracle::Pending;
 
+    /// One family of three keys: slot numbers are key numbers.
+    const L: Layout = Layout { families: 1, keys: 3 };
+
     fn short(n: u64) -> Value {
         Value { kind: Kind::Short, n }
     }
@@ -272,21 +357,21 @@ mod tests {
     fn in_flight_keys_may_hold_old_or_new_but_batches_stay_atomic() {
         let slots = [in_flight(1, 2, 7), in_flight(3, 4, 7), in_flight(5, 6, 8)];
         let all_new = [short(2).bytes(0), short(4).bytes(1), short(5).bytes(2)];
-        let a = classify(&slots, &all_new, &Unlogged::new()).unwrap();
-        assert!(check_batches(&slots, &a).is_ok());
+        let a = classify(L, &slots, &all_new, &Unlogged::new()).unwrap();
+        assert!(check_batches(L, &slots, &a).is_ok());
         let torn = [short(2).bytes(0), short(3).bytes(1), short(5).bytes(2)];
-        let a = classify(&slots, &torn, &Unlogged::new()).unwrap();
-        assert!(matches!(check_batches(&slots, &a), Err(Failure::Mismatch(_))), "batch 7 half-applied");
+        let a = classify(L, &slots, &torn, &Unlogged::new()).unwrap();
+        assert!(matches!(check_batches(L, &slots, &a), Err(Failure::Mismatch(_))), "batch 7 half-applied");
     }
 
     #[test]
     fn acknowledged_keys_must_match_exactly() {
         let slots = [Slot { cur: short(1), pending: None, acked: 1 }];
         let none = Unlogged::new();
-        assert!(classify(&slots, &[short(1).bytes(0)], &none).is_ok());
-        assert!(matches!(classify(&slots, &[None], &none), Err(Failure::Mismatch(_))), "a lost write");
+        assert!(classify(L, &slots, &[short(1).bytes(0)], &none).is_ok());
+        assert!(matches!(classify(L, &slots, &[None], &none), Err(Failure::Mismatch(_))), "a lost write");
         let neither = [in_flight(1, 2, 9)];
-        assert!(classify(&neither, &[short(3).bytes(0)], &none).is_err(), "neither old nor new");
+        assert!(classify(L, &neither, &[short(3).bytes(0)], &none).is_err(), "neither old nor new");
     }
 
     #[test]
@@ -295,12 +380,15 @@ mod tests {
         let unlogged: Unlogged =
             [(0, vec![short(1), short(2), short(3)]), (1, vec![short(7), short(8)])].into();
         let reverted = [short(1).bytes(0), short(7).bytes(1)];
-        let got = classify_unlogged(&slots, &reverted, &unlogged).unwrap();
+        let got = classify_unlogged(L, &slots, &reverted, &unlogged).unwrap();
         assert_eq!(got.into_iter().collect::<Vec<_>>(), [(0, short(1)), (1, short(7))]);
-        assert!(classify(&slots, &reverted, &unlogged).unwrap().is_empty(), "left to the unlogged rule");
+        assert!(classify(L, &slots, &reverted, &unlogged).unwrap().is_empty(), "left to the unlogged rule");
         let strange = [short(9).bytes(0), short(7).bytes(1)];
-        assert!(matches!(classify_unlogged(&slots, &strange, &unlogged), Err(Failure::Mismatch(_))));
+        assert!(matches!(classify_unlogged(L, &slots, &strange, &unlogged), Err(Failure::Mismatch(_))));
         let absent = [None, short(7).bytes(1)];
-        assert!(classify_unlogged(&slots, &absent, &unlogged).is_err(), "absent was never a value of key 0");
+        assert!(
+            classify_unlogged(L, &slots, &absent, &unlogged).is_err(),
+            "absent was never a value of key 0"
+        );
     }
 }

@@ -1,7 +1,10 @@
 //! One stress thread: draws random operations — put, delete, merge, multi-key batches, point
 //! gets and multi-gets, range scans forward and backward (with bounds, with a prefix, or
 //! seek-and-stop), reads at a snapshot taken earlier, and occasional flush, compact_range and
-//! checkpoint (opened and read back) — and checks every read.
+//! checkpoint (opened and read back) — and checks every read. With column families
+//! (`families`) keys are oracle slots spread over the families, a multi-key batch may span
+//! families (one `WriteBatch`), reads, scans, flushes and compactions pick a family, and now and
+//! then a thread drops the last family and creates it again.
 //!
 //! Concurrency rule: every write and every read of the latest state holds the oracle stripe locks
 //! of the keys it touches for the whole engine call, so the oracle update and the engine operation
@@ -13,9 +16,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use std::path::PathBuf;
 
-use strata::{Db, Options, ReadOptions, Snapshot, WriteBatch, WriteOptions};
+use strata::{ColumnFamily, Db, Options, ReadOptions, Snapshot, WriteBatch, WriteOptions};
 
 use crate::failure::Failure;
+use crate::families::{self, Families, Layout};
 use crate::history::History;
 use crate::model::{describe, key_bytes, Kind, Value};
 use crate::oracle::Oracle;
@@ -41,6 +45,8 @@ pub struct Stats {
     pub compactions: AtomicU64,
     /// Checkpoints taken, opened and read back.
     pub checkpoints: AtomicU64,
+    /// Batches whose keys are in more than one column family.
+    pub cross_family_batches: AtomicU64,
 }
 
 /// Where checkpoints go and how their copies are opened.
@@ -63,6 +69,9 @@ pub struct WriteMode {
     pub sync_percent: u32,
     /// Every write with `disable_wal = true` (and never synced).
     pub disable_wal: bool,
+    /// Drops (and recreations) of the last column family per 10,000 operations, when there are
+    /// two families or more.
+    pub cf_drops_per_10k: u32,
 }
 
 impl std::fmt::Display for WriteMode {
@@ -109,9 +118,10 @@ enum ScanMode {
     SeekAndStop,
 }
 
-/// A range read request: keys `lo..hi`, how, and in which direction.
+/// A range read request: keys `lo..hi` of one family, how, and in which direction.
 #[derive(Debug, Clone, Copy)]
 struct Range {
+    family: usize,
     lo: u64,
     hi: u64,
     mode: ScanMode,
@@ -122,6 +132,8 @@ struct Range {
 pub struct Worker<'a> {
     db: &'a Db,
     oracle: &'a Oracle,
+    fams: &'a Families,
+    layout: Layout,
     stats: &'a Stats,
     rng: fastrand::Rng,
     mode: WriteMode,
@@ -137,6 +149,7 @@ impl<'a> Worker<'a> {
     pub fn new(
         db: &'a Db,
         oracle: &'a Oracle,
+        fams: &'a Families,
         stats: &'a Stats,
         mode: WriteMode,
         seed: u64,
@@ -146,6 +159,8 @@ impl<'a> Worker<'a> {
         Worker {
             db,
             oracle,
+            fams,
+            layout: fams.layout,
             stats,
             rng,
             mode,
@@ -182,6 +197,12 @@ impl<'a> Worker<'a> {
 
     /// Runs one random operation.
     pub fn step(&mut self) -> Result<(), Failure> {
+        // Drawn only with families, so one-family runs draw the same operations as before.
+        if self.layout.dropping().is_some() && self.rng.u32(0..10_000) < self.mode.cf_drops_per_10k {
+            self.fams.drop_and_recreate(self.db, self.oracle, self.history)?;
+            bump(&self.stats.ops, 1);
+            return Ok(());
+        }
         let key = self.rng.u64(0..self.oracle.keys());
         let draw = self.rng.u32(0..10_000);
         if self.checkpoints.is_some_and(|a| draw < a.per_10k) {
@@ -232,6 +253,10 @@ impl<'a> Worker<'a> {
         keys.dedup();
         let ops: Vec<(u64, Op)> = keys.into_iter().map(|k| (k, self.random_op())).collect();
         bump(&self.stats.batches, 1);
+        let first = self.layout.split(ops[0].0).0;
+        if ops.iter().any(|&(k, _)| self.layout.split(k).0 != first) {
+            bump(&self.stats.cross_family_batches, 1);
+        }
         self.write(&ops)
     }
 
@@ -255,21 +280,42 @@ impl<'a> Worker<'a> {
         Ok(())
     }
 
-    /// The engine call: a single op through its own API, several through one `WriteBatch`.
+    /// The engine call: a single op through its own API, several through one `WriteBatch` (the
+    /// default family's through the plain API, others' through the `_cf` one). The caller holds
+    /// the keys' locks, so the families' handles are live.
     fn issue(&self, ops: &[(u64, Op)], w: &WriteOptions) -> strata::Result<()> {
         let db = self.db;
-        if let [(k, op)] = ops {
-            let key = key_bytes(*k);
+        if let [(g, op)] = ops {
+            let (f, k) = self.layout.split(*g);
+            let key = key_bytes(k);
+            if f > 0 {
+                let cf = self.fams.handle(f);
+                return match op {
+                    Op::Put(v) => db.put_cf(&cf, w, &key, &v.bytes(*g).expect("put of a present value")),
+                    Op::Delete => db.delete_cf(&cf, w, &key),
+                    Op::Merge(x) => db.merge_cf(&cf, w, &key, &x.to_le_bytes()),
+                };
+            }
             return match op {
-                Op::Put(v) => db.put(w, &key, &v.bytes(*k).expect("put of a present value")),
+                Op::Put(v) => db.put(w, &key, &v.bytes(*g).expect("put of a present value")),
                 Op::Delete => db.delete(w, &key),
                 Op::Merge(x) => db.merge(w, &key, &x.to_le_bytes()),
             };
         }
         let mut b = WriteBatch::new();
-        for &(k, op) in ops {
+        for &(g, op) in ops {
+            let (f, k) = self.layout.split(g);
+            if f > 0 {
+                let cf = self.fams.handle(f);
+                match op {
+                    Op::Put(v) => b.put_cf(&cf, key_bytes(k), v.bytes(g).expect("put of a present value")),
+                    Op::Delete => b.delete_cf(&cf, key_bytes(k)),
+                    Op::Merge(x) => b.merge_cf(&cf, key_bytes(k), x.to_le_bytes()),
+                };
+                continue;
+            }
             match op {
-                Op::Put(v) => b.put(key_bytes(k), v.bytes(k).expect("put of a present value")),
+                Op::Put(v) => b.put(key_bytes(k), v.bytes(g).expect("put of a present value")),
                 Op::Delete => b.delete(key_bytes(k)),
                 Op::Merge(x) => b.merge(key_bytes(k), x.to_le_bytes()),
             };
@@ -278,51 +324,70 @@ impl<'a> Worker<'a> {
     }
 
     fn get(&mut self, key: u64) -> Result<(), Failure> {
+        let (f, k) = self.layout.split(key);
         let locked = self.oracle.lock(&[key]);
-        let actual = self.db.get(&ReadOptions::new(), &key_bytes(key))?;
+        let actual = families::get(self.db, &self.fams.handle(f), &ReadOptions::new(), &key_bytes(k))?;
         let expected = locked.slot(key).cur;
         drop(locked);
-        check_value("get", key, expected, actual.as_deref())?;
+        check_value(self.layout, "get", key, expected, actual.as_deref())?;
         bump(&self.stats.reads_verified, 1);
         Ok(())
     }
 
-    /// Up to 8 random keys (repeats allowed) in one `multi_get`, checked against the oracle with
-    /// their stripes locked, so no write to them is in flight.
+    /// Up to 8 random keys (repeats allowed) in one `multi_get` per family they fall in, checked
+    /// against the oracle with their stripes locked, so no write to them is in flight.
     fn multi_get(&mut self) -> Result<(), Failure> {
         let n = self.rng.usize(1..=8);
         let keys: Vec<u64> = (0..n).map(|_| self.rng.u64(0..self.oracle.keys())).collect();
-        let encoded: Vec<Vec<u8>> = keys.iter().map(|&k| key_bytes(k)).collect();
-        let refs: Vec<&[u8]> = encoded.iter().map(Vec::as_slice).collect();
         let locked = self.oracle.lock(&keys);
-        let results = self.db.multi_get(&ReadOptions::new(), &refs);
+        let mut results: Vec<Option<strata::Result<Option<Vec<u8>>>>> = keys.iter().map(|_| None).collect();
+        for f in 0..self.layout.families {
+            let at: Vec<usize> = (0..n).filter(|&i| self.layout.split(keys[i]).0 == f).collect();
+            if at.is_empty() {
+                continue;
+            }
+            let encoded: Vec<Vec<u8>> = at.iter().map(|&i| key_bytes(self.layout.split(keys[i]).1)).collect();
+            let refs: Vec<&[u8]> = encoded.iter().map(Vec::as_slice).collect();
+            let got = families::multi_get(self.db, &self.fams.handle(f), &ReadOptions::new(), &refs);
+            for (&i, r) in at.iter().zip(got) {
+                results[i] = Some(r);
+            }
+        }
         let expected: Vec<Value> = keys.iter().map(|&k| locked.slot(k).cur).collect();
         drop(locked);
         for ((&k, want), got) in keys.iter().zip(expected).zip(results) {
-            check_value("multi_get", k, want, got?.as_deref())?;
+            let got = got.expect("every key's family was read")?;
+            check_value(self.layout, "multi_get", k, want, got.as_deref())?;
         }
         bump(&self.stats.reads_verified, n as u64);
         Ok(())
     }
 
+    /// A range of keys of one family (drawn only with families, so one-family runs draw as before).
     fn random_range(&mut self, max_len: u64) -> Range {
-        let keys = self.oracle.keys();
+        let family = if self.layout.families > 1 { self.rng.usize(0..self.layout.families) } else { 0 };
+        let keys = self.layout.keys;
         let lo = self.rng.u64(0..keys);
         let mode = [ScanMode::Bounds, ScanMode::Prefix, ScanMode::SeekAndStop][self.rng.usize(0..3)];
         let reverse = self.rng.bool();
         if mode == ScanMode::Prefix {
             let lo = lo / 100 * 100;
-            return Range { lo, hi: (lo + 100).min(keys), mode, reverse };
+            return Range { family, lo, hi: (lo + 100).min(keys), mode, reverse };
         }
         let hi = (lo + self.rng.u64(1..=max_len)).min(keys);
-        Range { lo, hi, mode, reverse }
+        Range { family, lo, hi, mode, reverse }
+    }
+
+    /// Locks the slots of range `r`.
+    fn lock_range(&self, r: Range) -> crate::oracle::Locked<'a> {
+        self.oracle.lock_range(self.layout.slot(r.family, r.lo), self.layout.slot(r.family, r.hi))
     }
 
     fn scan(&mut self) -> Result<(), Failure> {
         let r = self.random_range(100);
-        let locked = self.oracle.lock_range(r.lo, r.hi);
-        let got = read_range(self.db, ReadOptions::new(), r)?;
-        let want = expected_range(r, |k| locked.slot(k).cur);
+        let locked = self.lock_range(r);
+        let got = read_range(self.db, &self.fams.handle(r.family), ReadOptions::new(), r)?;
+        let want = expected_range(self.layout, r, |g| locked.slot(g).cur);
         drop(locked);
         compare_range("scan", r, &want, &got)?;
         bump(&self.stats.scans, 1);
@@ -331,41 +396,61 @@ impl<'a> Worker<'a> {
     }
 
     /// Takes a snapshot with the range locked, changes the range, then checks that reads at the
-    /// snapshot still see the values the oracle held when it was taken.
+    /// snapshot still see the values the oracle held when it was taken. If the family was dropped
+    /// meanwhile, its handle fails every read: nothing is left to check.
     fn snapshot_reads(&mut self) -> Result<(), Failure> {
         let r = self.random_range(50);
-        let (snap, at_snap) = self.take_snapshot(r);
+        let (snap, cf, at_snap) = self.take_snapshot(r);
         for _ in 0..self.rng.u32(1..=3) {
             let (k, op) = (self.rng.u64(r.lo..r.hi), self.random_op());
-            self.write(&[(k, op)])?;
+            self.write(&[(self.layout.slot(r.family, k), op)])?;
         }
         if self.rng.u32(0..50) == 0 {
             self.flush()?;
         }
         let ro = ReadOptions { snapshot: Some(snap), ..ReadOptions::new() };
         let keys: Vec<u64> = (0..3).map(|_| self.rng.u64(r.lo..r.hi)).collect();
-        for &k in &keys {
-            let actual = self.db.get(&ro, &key_bytes(k))?;
-            check_value("get at snapshot", k, at_snap[(k - r.lo) as usize], actual.as_deref())?;
+        match self.read_at_snapshot(&cf, &ro, r, &keys, &at_snap) {
+            Err(Failure::Engine(_)) if !Families::is_current(self.db, &cf) => return Ok(()),
+            other => other?,
+        }
+        bump(&self.stats.snapshots, 1);
+        Ok(())
+    }
+
+    fn read_at_snapshot(
+        &self,
+        cf: &ColumnFamily,
+        ro: &ReadOptions,
+        r: Range,
+        keys: &[u64],
+        at_snap: &[Value],
+    ) -> Result<(), Failure> {
+        let want = |k: u64| at_snap[(k - r.lo) as usize];
+        let slot = |k: u64| self.layout.slot(r.family, k);
+        for &k in keys {
+            let actual = families::get(self.db, cf, ro, &key_bytes(k))?;
+            check_value(self.layout, "get at snapshot", slot(k), want(k), actual.as_deref())?;
         }
         let encoded: Vec<Vec<u8>> = keys.iter().map(|&k| key_bytes(k)).collect();
         let refs: Vec<&[u8]> = encoded.iter().map(Vec::as_slice).collect();
-        for (&k, got) in keys.iter().zip(self.db.multi_get(&ro, &refs)) {
-            check_value("multi_get at snapshot", k, at_snap[(k - r.lo) as usize], got?.as_deref())?;
+        for (&k, got) in keys.iter().zip(families::multi_get(self.db, cf, ro, &refs)) {
+            check_value(self.layout, "multi_get at snapshot", slot(k), want(k), got?.as_deref())?;
         }
-        let got = read_range(self.db, ro, r)?;
-        compare_range("scan at snapshot", r, &expected_range(r, |k| at_snap[(k - r.lo) as usize]), &got)?;
-        bump(&self.stats.snapshots, 1);
+        let got = read_range(self.db, cf, ro.clone(), r)?;
+        let expected = expected_range(self.layout, r, |g| want(self.layout.split(g).1));
+        compare_range("scan at snapshot", r, &expected, &got)?;
         bump(&self.stats.reads_verified, 6 + got.len() as u64);
         Ok(())
     }
 
-    fn take_snapshot(&self, r: Range) -> (Snapshot, Vec<Value>) {
+    fn take_snapshot(&self, r: Range) -> (Snapshot, ColumnFamily, Vec<Value>) {
         // With the range locked no write to it is in flight, so the snapshot's sequence number
         // sees exactly the acknowledged writes the oracle holds.
-        let locked = self.oracle.lock_range(r.lo, r.hi);
+        let locked = self.lock_range(r);
         let snap = self.db.snapshot();
-        (snap, (r.lo..r.hi).map(|k| locked.slot(k).cur).collect())
+        let values = (r.lo..r.hi).map(|k| locked.slot(self.layout.slot(r.family, k)).cur).collect();
+        (snap, self.fams.handle(r.family), values)
     }
 
     /// Takes a checkpoint with a range locked, so that no write to the range is in flight and
@@ -377,12 +462,15 @@ impl<'a> Worker<'a> {
         let target = area.dir.join(format!("t{}-{}", self.id, self.next_checkpoint));
         self.next_checkpoint += 1;
         let want = {
-            let locked = self.oracle.lock_range(r.lo, r.hi);
+            let locked = self.lock_range(r);
             self.db.checkpoint(&target)?;
-            expected_range(r, |k| locked.slot(k).cur)
+            expected_range(self.layout, r, |g| locked.slot(g).cur)
         };
         let copy = Db::open_read_only(&target, area.options.clone())?;
-        let got = read_range(&copy, ReadOptions::new(), r)?;
+        let name = families::name(r.family);
+        let cf =
+            copy.cf(&name).ok_or_else(|| Failure::Mismatch(format!("checkpoint: family {name} missing")))?;
+        let got = read_range(&copy, &cf, ReadOptions::new(), r)?;
         drop(copy);
         std::fs::remove_dir_all(&target)
             .map_err(|e| Failure::Tool(format!("removing checkpoint {}: {e}", target.display())))?;
@@ -392,34 +480,71 @@ impl<'a> Worker<'a> {
         Ok(())
     }
 
+    /// Flushes one family (with families: a random one; a flush racing the drop of its family
+    /// fails, which is not an error of the engine).
     fn flush(&mut self) -> Result<(), Failure> {
-        self.db.flush()?;
+        if self.layout.families == 1 {
+            self.db.flush()?;
+        } else {
+            let cf = self.fams.handle(self.rng.usize(0..self.layout.families));
+            self.unless_dropped(&cf, |db| db.flush_cf(&cf))?;
+        }
         bump(&self.stats.flushes, 1);
         Ok(())
     }
 
     fn compact(&mut self) -> Result<(), Failure> {
         if self.rng.u32(0..4) == 0 {
-            self.db.compact_range(None, None)?;
+            let f = if self.layout.families > 1 { self.rng.usize(0..self.layout.families) } else { 0 };
+            let cf = self.fams.handle(f);
+            self.unless_dropped(&cf, |db| db.compact_range_cf(&cf, None, None))?;
         } else {
             let r = self.random_range(2000);
-            self.db.compact_range(Some(&key_bytes(r.lo)), Some(&key_bytes(r.hi)))?;
+            let cf = self.fams.handle(r.family);
+            let (lo, hi) = (key_bytes(r.lo), key_bytes(r.hi));
+            self.unless_dropped(&cf, |db| db.compact_range_cf(&cf, Some(&lo), Some(&hi)))?;
         }
         bump(&self.stats.compactions, 1);
         Ok(())
     }
+
+    /// Runs `call`, taking its `InvalidArgument` for the expected refusal when `cf` has been
+    /// dropped by another thread meanwhile.
+    fn unless_dropped(
+        &self,
+        cf: &ColumnFamily,
+        call: impl FnOnce(&Db) -> strata::Result<()>,
+    ) -> Result<(), Failure> {
+        match call(self.db) {
+            Err(strata::Error::InvalidArgument(_)) if !Families::is_current(self.db, cf) => Ok(()),
+            r => Ok(r?),
+        }
+    }
 }
 
-fn check_value(what: &str, key: u64, expected: Value, actual: Option<&[u8]>) -> Result<(), Failure> {
-    if expected.bytes(key).as_deref() == actual {
+/// Checks the value read for slot `g`.
+fn check_value(
+    layout: Layout,
+    what: &str,
+    g: u64,
+    expected: Value,
+    actual: Option<&[u8]>,
+) -> Result<(), Failure> {
+    if expected.bytes(g).as_deref() == actual {
         return Ok(());
     }
-    Err(Failure::Mismatch(format!("{what}: key k{key:08} expected {expected} actual {}", describe(actual))))
+    Err(Failure::Mismatch(format!(
+        "{what}: key {} expected {expected} actual {}",
+        layout.describe(g),
+        describe(actual)
+    )))
 }
 
-/// The present keys of `r` with their bytes, in the scan's direction.
-fn expected_range(r: Range, value: impl Fn(u64) -> Value) -> Vec<(Vec<u8>, Vec<u8>)> {
-    let mut out: Vec<_> = (r.lo..r.hi).filter_map(|k| value(k).bytes(k).map(|b| (key_bytes(k), b))).collect();
+/// The present keys of `r` with their bytes, in the scan's direction; `value` is by slot.
+fn expected_range(layout: Layout, r: Range, value: impl Fn(u64) -> Value) -> Vec<(Vec<u8>, Vec<u8>)> {
+    let slot = |k| layout.slot(r.family, k);
+    let mut out: Vec<_> =
+        (r.lo..r.hi).filter_map(|k| value(slot(k)).bytes(slot(k)).map(|b| (key_bytes(k), b))).collect();
     if r.reverse {
         out.reverse();
     }
@@ -428,14 +553,19 @@ fn expected_range(r: Range, value: impl Fn(u64) -> Value) -> Vec<(Vec<u8>, Vec<u
 
 /// Reads `r` through an iterator. Bounded modes return whatever the iterator yields, so a bound
 /// the engine ignores shows up as extra keys; seek-and-stop ends at the range's edge.
-fn read_range(db: &Db, mut ro: ReadOptions, r: Range) -> strata::Result<Vec<(Vec<u8>, Vec<u8>)>> {
+fn read_range(
+    db: &Db,
+    cf: &ColumnFamily,
+    mut ro: ReadOptions,
+    r: Range,
+) -> strata::Result<Vec<(Vec<u8>, Vec<u8>)>> {
     let (lo, hi) = (key_bytes(r.lo), key_bytes(r.hi));
     match r.mode {
         ScanMode::Bounds => (ro.lower_bound, ro.upper_bound) = (Some(lo.clone()), Some(hi.clone())),
         ScanMode::Prefix => ro.prefix = Some(lo[..7].to_vec()),
         ScanMode::SeekAndStop => {}
     }
-    let mut it = db.iter(&ro)?;
+    let mut it = families::iter(db, cf, &ro)?;
     match (r.mode, r.reverse) {
         (ScanMode::SeekAndStop, false) => it.seek(&lo),
         (ScanMode::SeekAndStop, true) => it.seek_for_prev(&key_bytes(r.hi - 1)),

@@ -660,3 +660,75 @@ fn missing_or_truncated_listed_files_fail_open() {
     let db = Db::open(&pristine, Options::default()).unwrap();
     check_scans(&db, &expected, None, None, "pristine");
 }
+
+// ---------------------------------------------------------------------------------------------
+// A database with column families, opened by a build without them
+// ---------------------------------------------------------------------------------------------
+
+/// Every record of the current MANIFEST of `dir`.
+fn manifest_records(dir: &Path) -> Vec<Vec<u8>> {
+    let fs = Options::default().fs;
+    let mut reader =
+        strata::internal::wal::LogReader::new(fs.open_sequential(&current_manifest(dir)).unwrap(), false);
+    let mut out = Vec::new();
+    while let Some(rec) = reader.read_record().unwrap() {
+        out.push(rec.to_vec());
+    }
+    out
+}
+
+/// A build without column families knew MANIFEST tags 1 to 10 and refused any other tag as
+/// corruption. Without that build at hand, this checks the two halves of "it refuses a database
+/// with families": every MANIFEST record that says anything about a family (creation, drop, a
+/// non-default family's files or log number, a group of edits) meets the old decoder with a
+/// family tag (11 to 14) where it expects a tag, and this decoder refuses an unknown tag at that
+/// very byte as `Corruption` (15 stands in for 11 to 14, unknown to the old build as 15 is to
+/// this one; golden_log's `manifest_decoding_rules` pins the rule).
+#[test]
+fn a_manifest_with_families_is_refused_by_a_decoder_without_them() {
+    use strata::internal::version::edit::VersionEdit;
+    let dir = tempfile::tempdir().unwrap();
+    let db =
+        Db::open_cf(dir.path(), Options::default(), [("a", Options::default()), ("b", Options::default())])
+            .unwrap();
+    for name in ["default", "a", "b"] {
+        let cf = db.cf(name).unwrap();
+        db.put_cf(&cf, &WriteOptions::default(), b"k", name.as_bytes()).unwrap();
+    }
+    db.flush_cf(&db.cf("a").unwrap()).unwrap();
+    // With `a` empty now, the default family's flush carries `a`'s log number in a group.
+    db.flush().unwrap();
+    db.create_cf("c", Options::default()).unwrap();
+    db.drop_cf(&db.cf("b").unwrap()).unwrap();
+    db.close().unwrap();
+
+    let (mut family_records, mut groups) = (0, 0);
+    for rec in manifest_records(dir.path()) {
+        let edits = VersionEdit::decode_group(&rec).unwrap();
+        assert_eq!(VersionEdit::encode_group(&edits), rec, "records are exactly their encoding");
+        let e = &edits[0];
+        let about_families = edits.len() > 1
+            || e.column_family != 0
+            || e.add_column_family.is_some()
+            || e.drop_column_family
+            || e.max_column_family.is_some();
+        if !about_families {
+            continue;
+        }
+        family_records += 1;
+        // Where the old decoder meets its first family tag: the record's first tag, or the
+        // COLUMN_FAMILY tag that starts the second edit of a group.
+        let at = if (11..=14).contains(&rec[0]) { 0 } else { e.encode().len() };
+        groups += usize::from(at > 0);
+        assert!(edits.len() > 1 || at == 0, "a family record whose first tag ({}) is not 11 to 14", rec[0]);
+        assert_eq!(rec[at], 11, "a group's second edit starts with COLUMN_FAMILY");
+        let mut unknown = rec.clone();
+        unknown[at] = 15;
+        assert!(
+            matches!(VersionEdit::decode_group(&unknown), Err(Error::Corruption(_))),
+            "an unknown tag at byte {at} must be corruption"
+        );
+    }
+    assert!(family_records >= 3, "creation, flush and drop records: found {family_records}");
+    assert!(groups >= 1, "the default family's flush logs idle families' log numbers in a group");
+}

@@ -174,7 +174,10 @@ impl DbInner {
         bg.compacting = false;
         self.bg_cv.notify_all();
         if let Err(e) = &result {
-            if !matches!(e, Error::Closed) {
+            // A family dropped while it was compacted only ends this call: nothing is wrong
+            // with the database, which must stay writable.
+            let dropped = family.is_dropped() && matches!(e, Error::InvalidArgument(_));
+            if !matches!(e, Error::Closed) && !dropped {
                 self.log_background_error("manual compaction", e);
                 self.record_background_error(&mut bg, Error::background("manual compaction", e.duplicate()));
             }
