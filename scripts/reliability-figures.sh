@@ -70,7 +70,7 @@ echo "== corruption sweep of the last MANIFEST and WAL records"
 cargo test --release -p strata --test corruption_sweep -- --nocapture 2>&1 | grep -E '^(corruption sweep|test result)'
 
 if [ "${1:-}" = "--all" ]; then
-  for t in fault_injection corruption recovery_modes repair resume; do
+  for t in fault_injection fault_injection_wal corruption recovery_modes repair resume; do
     echo "== cargo test --release -p strata --test $t"
     cargo test --release -p strata --test "$t" 2>&1 | grep -E '^test result'
   done

@@ -9,32 +9,33 @@
 //! `lost/`, never removed), change a file format, or run while another handle has the database
 //! open (it takes the lock). It works from the files alone: old MANIFESTs only contribute the
 //! file-number and sequence counters they still yield.
+//!
+//! The WAL salvage is `salvage.rs`; placing tables on levels, and rewriting the ones whose ranges
+//! overlap, is `placement.rs`.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::DbInner;
-use crate::batch::DecodedBatch;
 use crate::blob::{BlobPointer, BlobReader};
-use crate::compaction::job::{self, OutputSpec};
 use crate::error::{Error, Result};
 use crate::filenames::{self, FileKind};
 use crate::fs::{FileLock, FileSystem};
-use crate::iter::merging::MergingIterator;
 use crate::iter::InternalIterator;
 use crate::key::{self, ValueKind};
-use crate::memtable::MemTable;
-use crate::options::{Options, NUM_LEVELS};
+use crate::options::Options;
 use crate::sst::Table;
 use crate::version::edit::DEFAULT_FAMILY;
 use crate::version::edit::{BlobFileMeta, FileMeta, VersionEdit};
 use crate::version::set::{VersionSet, COMPARATOR_NAME};
 use crate::version::version::Version;
 use crate::wal::{LogReader, LogWriter};
-use crate::wal_header::{RecordFlags, WalHeader, WAL_FORMAT_VERSION};
 
 pub use crate::filenames::LOST_DIR;
+
+mod placement;
+mod salvage;
 
 /// A file [`Db::repair`](crate::Db::repair) moved into `lost/`, and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -334,282 +335,6 @@ impl Repair {
     }
 }
 
-// WALs: every record that still reads becomes part of a new L0 table.
-impl Repair {
-    /// Replays every WAL (oldest first, skipping damage) into memtables flushed to tables. The
-    /// WALs stay until the new MANIFEST is current: until then the old one (which does not list
-    /// the new tables) may still be the one an open reads.
-    fn salvage_wals(&mut self, db: &DbInner, wals: &BTreeSet<u64>) -> Result<()> {
-        let mut mem = Arc::new(MemTable::new());
-        for &number in wals {
-            let reason = match self.salvage_wal(db, number, &mut mem)? {
-                None => "salvaged: its records are in the repaired tables".to_string(),
-                // Opening failed, or reading hit an IO error: what was read before it is kept.
-                Some(e) => {
-                    self.report.wal_files_cut_short.push(number);
-                    format!("read stopped at an error (records before it are kept): {e}")
-                }
-            };
-            self.report.wal_files.push(number);
-            self.wals_read.push((number, reason));
-        }
-        if !mem.is_empty() {
-            self.flush(db, &mem)?;
-        }
-        Ok(())
-    }
-
-    /// Replays one WAL into `mem`. Returns the error that stopped the reading early, if one did;
-    /// `Err` is for failures to write what was read.
-    fn salvage_wal(&mut self, db: &DbInner, number: u64, mem: &mut Arc<MemTable>) -> Result<Option<Error>> {
-        let file = match self.fs.open_sequential(&filenames::wal(&self.dir, number)) {
-            Ok(file) => file,
-            Err(e) => return Ok(Some(e)),
-        };
-        let mut reader = LogReader::new(file, true);
-        let mut record = Vec::new();
-        let stopped = loop {
-            match reader.read_record_into(&mut record) {
-                Ok(true) => {}
-                Ok(false) => break None,
-                Err(e) => break Some(e),
-            }
-            if WalHeader::decode(&record).is_some() {
-                continue; // the chain check is for open; repair keeps every record it can read
-            }
-            // Clearing the flags byte is right for every version (it is a sequence number's
-            // always-zero top byte before version 2), and needs no header that may be damaged.
-            RecordFlags::take(WAL_FORMAT_VERSION, &mut record);
-            self.salvage_batch(db, &record, mem)?;
-        };
-        self.report.wal_bytes_skipped += reader.skipped_bytes() + reader.tail_dropped_bytes();
-        if reader.skipped_bytes() > 0 {
-            tracing::warn!(target: "strata", wal = number, bytes = reader.skipped_bytes(), "repair: skipped damaged WAL bytes");
-        }
-        Ok(stopped)
-    }
-
-    /// Adds one WAL record's batch to `mem`, or drops it whole if any of it does not decode.
-    fn salvage_batch(&mut self, db: &DbInner, record: &[u8], mem: &mut Arc<MemTable>) -> Result<()> {
-        let decoded = DecodedBatch::decode(record)
-            .and_then(|b| b.records().collect::<Result<Vec<_>>>().map(|recs| (b.first_seq, recs)));
-        let Ok((first_seq, records)) = decoded else {
-            self.report.wal_records_dropped += 1;
-            self.report.wal_bytes_skipped += record.len() as u64;
-            return Ok(());
-        };
-        if records.is_empty() {
-            return Ok(());
-        }
-        // The same sequence number twice in one memtable (a WAL copied, or a replayed one kept)
-        // would be two entries with one internal key: flush first, and let the overlap
-        // resolution see two tables.
-        if !mem.is_empty() && first_seq <= mem.largest_seq() {
-            self.flush(db, mem)?;
-            *mem = Arc::new(MemTable::new());
-        }
-        if records.iter().any(|r| r.0 != DEFAULT_FAMILY) {
-            return Err(families_unsupported());
-        }
-        for (seq, (_, kind, k, v)) in (first_seq..).zip(records) {
-            mem.add(seq, kind, k, v);
-        }
-        self.report.wal_records_salvaged += 1;
-        if mem.approximate_memory_usage() >= db.opts.write_buffer_size {
-            self.flush(db, mem)?;
-            *mem = Arc::new(MemTable::new());
-        }
-        Ok(())
-    }
-
-    /// Writes `mem` to L0 tables (and blob files) with the engine's flush job.
-    fn flush(&mut self, db: &DbInner, mem: &Arc<MemTable>) -> Result<()> {
-        let spec = OutputSpec {
-            level: 0,
-            max_file_size: u64::MAX,
-            bottommost: false,
-            snapshots: Vec::new(),
-            relocate_blob_files: Default::default(),
-        };
-        let new_file_number = || db.versions.lock().new_file_number();
-        let out = job::run(&db.job_env(&db.default, &new_file_number), &mut mem.iter(), &spec)?;
-        for meta in out.blob_files {
-            self.blob_files.insert(meta.number, meta);
-        }
-        for t in out.tables {
-            let info = scan_table(self.fs.as_ref(), &self.dir, t.number)?;
-            self.note_table(&info);
-            self.report.tables_from_wals.push(t.number);
-            self.tables.push(info);
-        }
-        Ok(())
-    }
-}
-
-// Placement: every table on L0 where that reads correctly, else a rewrite of the ones in the way.
-impl Repair {
-    /// Rewrites the tables [`tables_to_rewrite`] picks into one sorted run (moving the originals
-    /// to `lost/`) and puts every table on its level.
-    fn resolve_overlaps(&mut self, db: &DbInner) -> Result<()> {
-        let spans: Vec<Span<'_>> = self.tables.iter().map(|t| Span::of(&t.meta)).collect();
-        let chosen = tables_to_rewrite(&spans);
-        if !chosen.iter().any(|&c| c) {
-            return Ok(());
-        }
-        let merged = Span::union(spans.iter().zip(&chosen).filter(|(_, &c)| c).map(|(s, _)| *s));
-        // An untouched table overlapping the rewritten keys is wholly newer or wholly older
-        // (`tables_to_rewrite` saw to that). With no older one the run can go to the last
-        // level, under everything, with nothing left below it.
-        let older_remains = spans
-            .iter()
-            .zip(&chosen)
-            .any(|(s, &c)| !c && s.keys_overlap(&merged) && s.largest_seq < merged.smallest_seq);
-        let level = if older_remains { 0 } else { NUM_LEVELS - 1 };
-        let mut inputs = Vec::new();
-        for (t, c) in std::mem::take(&mut self.tables).into_iter().zip(chosen) {
-            if c {
-                inputs.push(t);
-            } else {
-                self.tables.push(t);
-            }
-        }
-        let outputs = self.rewrite(db, &inputs, level, !older_remains)?;
-        let into = match (outputs.first(), outputs.last()) {
-            (Some(&a), Some(&b)) if a != b => {
-                format!("{} new tables, {} to {}", outputs.len(), table_name(a), table_name(b))
-            }
-            (Some(&a), _) => table_name(a),
-            _ => "nothing (every entry was a tombstone with nothing left to hide)".to_string(),
-        };
-        for t in &inputs {
-            let reason = format!(
-                "rewritten with {} other tables into {into}: its key and sequence ranges overlap others'",
-                inputs.len() - 1
-            );
-            let moved = self.move_to_lost(&table_name(t.meta.number), reason)?;
-            self.report.tables_replaced.push(moved);
-        }
-        Ok(())
-    }
-
-    /// Merges `inputs` into new tables at `level`; returns their numbers.
-    fn rewrite(
-        &mut self,
-        db: &DbInner,
-        inputs: &[TableInfo],
-        level: usize,
-        bottommost: bool,
-    ) -> Result<Vec<u64>> {
-        let mut children: Vec<Box<dyn InternalIterator>> = Vec::with_capacity(inputs.len());
-        for t in inputs {
-            let file = self.fs.open_random_unmapped(&filenames::table(&self.dir, t.meta.number))?;
-            children.push(Box::new(Arc::new(Table::open(file, t.meta.number, None)?).iter_whole_file()));
-        }
-        let spec = OutputSpec {
-            level,
-            max_file_size: db.opts.target_file_size,
-            bottommost,
-            snapshots: Vec::new(),
-            relocate_blob_files: Default::default(),
-        };
-        let new_file_number = || db.versions.lock().new_file_number();
-        let out =
-            job::run(&db.job_env(&db.default, &new_file_number), &mut MergingIterator::new(children), &spec)?;
-        for meta in out.blob_files {
-            self.blob_files.insert(meta.number, meta);
-        }
-        let mut numbers = Vec::with_capacity(out.tables.len());
-        for t in out.tables {
-            let mut info = scan_table(self.fs.as_ref(), &self.dir, t.number)?;
-            info.level = level as u32;
-            numbers.push(t.number);
-            self.tables.push(info);
-        }
-        self.report.tables_rewritten.extend(&numbers);
-        Ok(numbers)
-    }
-}
-
-/// A table's user-key and sequence ranges.
-#[derive(Clone, Copy, Debug)]
-struct Span<'a> {
-    smallest: &'a [u8],
-    largest: &'a [u8],
-    smallest_seq: u64,
-    largest_seq: u64,
-}
-
-impl<'a> Span<'a> {
-    fn of(meta: &'a FileMeta) -> Self {
-        Span {
-            smallest: key::user_key(&meta.smallest),
-            largest: key::user_key(&meta.largest),
-            smallest_seq: meta.smallest_seq,
-            largest_seq: meta.largest_seq,
-        }
-    }
-
-    fn keys_overlap(&self, other: &Span<'_>) -> bool {
-        self.smallest <= other.largest && other.smallest <= self.largest
-    }
-
-    /// Two tables that share keys and sequence numbers: neither is wholly newer than the other
-    /// where they overlap, so L0 (read newest file first, stopping at the first hit) cannot hold
-    /// both.
-    fn conflicts(&self, other: &Span<'_>) -> bool {
-        self.smallest_seq <= other.largest_seq
-            && other.smallest_seq <= self.largest_seq
-            && self.keys_overlap(other)
-    }
-
-    fn union(spans: impl Iterator<Item = Span<'a>>) -> Span<'a> {
-        spans
-            .reduce(|a, b| Span {
-                smallest: a.smallest.min(b.smallest),
-                largest: a.largest.max(b.largest),
-                smallest_seq: a.smallest_seq.min(b.smallest_seq),
-                largest_seq: a.largest_seq.max(b.largest_seq),
-            })
-            .unwrap_or(Span { smallest: &[], largest: &[], smallest_seq: 0, largest_seq: 0 })
-    }
-}
-
-/// Which tables must be rewritten so the rest can sit on L0, ordered newest first by largest
-/// sequence number: L0 reads the first file holding a key and stops, which is right only when
-/// every pair of files sharing keys has disjoint sequence ranges. Tables written by flushes
-/// always do; tables from deeper levels (written by compactions) usually do not.
-///
-/// Picks every table in a conflicting pair, then (since the rewrite's outputs may span the
-/// union of their ranges) every table that conflicts with that union, until none does. The
-/// outputs of the rewrite then conflict with nothing left.
-fn tables_to_rewrite(spans: &[Span<'_>]) -> Vec<bool> {
-    let mut chosen = vec![false; spans.len()];
-    for (i, a) in spans.iter().enumerate() {
-        for (j, b) in spans.iter().enumerate().skip(i + 1) {
-            if a.conflicts(b) {
-                chosen[i] = true;
-                chosen[j] = true;
-            }
-        }
-    }
-    if !chosen.iter().any(|&c| c) {
-        return chosen;
-    }
-    loop {
-        let merged = Span::union(spans.iter().zip(&chosen).filter(|(_, &c)| c).map(|(s, _)| *s));
-        let mut grew = false;
-        for (s, c) in spans.iter().zip(chosen.iter_mut()) {
-            if !*c && s.conflicts(&merged) {
-                *c = true;
-                grew = true;
-            }
-        }
-        if !grew {
-            return chosen;
-        }
-    }
-}
-
 // The new MANIFEST.
 impl Repair {
     /// Counts each kept blob file's garbage from the pointers the kept tables hold, moves the
@@ -778,37 +503,4 @@ fn blob_name(n: u64) -> String {
 
 fn wal_name(n: u64) -> String {
     format!("{n:06}.log")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn span(lo: &'static str, hi: &'static str, s: u64, l: u64) -> Span<'static> {
-        Span { smallest: lo.as_bytes(), largest: hi.as_bytes(), smallest_seq: s, largest_seq: l }
-    }
-
-    #[test]
-    fn flushed_tables_need_no_rewrite() {
-        // Consecutive flushes: key ranges overlap, sequence ranges do not.
-        let spans = [span("a", "z", 1, 10), span("a", "z", 11, 20), span("c", "d", 21, 21)];
-        assert_eq!(tables_to_rewrite(&spans), [false; 3]);
-    }
-
-    #[test]
-    fn tables_from_two_levels_sharing_keys_and_sequences_are_rewritten() {
-        // An L1 table [10, 960] and an L2 table [5, 2000] over shared keys: whichever L0 reads
-        // first answers for both, wrongly for some key. A disjoint table stays.
-        let spans = [span("b", "c", 10, 960), span("c", "d", 5, 2000), span("x", "y", 1, 3000)];
-        assert_eq!(tables_to_rewrite(&spans), [true, true, false]);
-    }
-
-    #[test]
-    fn the_rewrite_grows_to_what_overlaps_its_union() {
-        // 0 and 1 conflict; their union [a..f, 5..30] then conflicts with 2 (keys e..g, seq
-        // 5..8) though 2 conflicts with neither alone. 3 is newer than the union: it stays.
-        let spans =
-            [span("a", "d", 5, 20), span("c", "f", 10, 30), span("e", "g", 5, 8), span("a", "z", 31, 60)];
-        assert_eq!(tables_to_rewrite(&spans), [true, true, true, false]);
-    }
 }
