@@ -12,9 +12,8 @@
 //! first touch, read or write, and maps it writable (docs/performance.md, "TLB shootdowns in
 //! the hash index"). It is excluded from `fork` children, which must not write into it.
 //!
-//! Measured and not kept (2026-11-25): advising these mappings onto transparent huge pages.
-//! Throughput did not move, but faulting a 2 MiB page in (zeroing, and compaction when free
-//! memory is fragmented) set mergerandom's slowest write to 4.5-4.8 ms against 0.5-0.6 ms.
+//! Not done: advising these mappings onto transparent huge pages made the slowest writes much
+//! slower for no throughput (docs/performance.md, "Write-path choices, as measured").
 
 use std::alloc::{handle_alloc_error, Layout};
 use std::ptr::NonNull;

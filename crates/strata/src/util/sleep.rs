@@ -6,9 +6,8 @@
 //! condition) nor for long sleeps, where 50 us does not matter and the batching is fair.
 //!
 //! Why: a write slowed down under compaction pressure sleeps off ~100 us of debt at a time, and
-//! such sleeps are the slowest writes of an overwrite run. With the default slack a 100 us
-//! sleep took a median 169 us on this project's VM, with a slack of 1 ns 117 us (2,000 sleeps
-//! each, 2026-11-28). The slack is a per-thread attribute, so it is lowered only for the sleep
+//! such sleeps are the slowest writes of an overwrite run; the default timer slack makes them
+//! much longer than asked (docs/performance.md, "Slowed writes sleep to the microsecond"). The slack is a per-thread attribute, so it is lowered only for the sleep
 //! and put back after it: the thread belongs to the caller. What remains late is the wake-up
 //! itself; [`SleepTimer`] learns it and asks for that much less.
 

@@ -109,7 +109,10 @@ impl VersionEdit {
     pub fn encode_group(edits: &[VersionEdit]) -> Vec<u8> {
         let mut dst = Vec::new();
         for (i, e) in edits.iter().enumerate() {
-            e.encode_to(&mut dst, i > 0);
+            // A leading default-family edit with no field would encode to nothing and vanish
+            // from the group: it gets its tag too.
+            let empty_lead = i == 0 && edits.len() > 1 && e.encode().is_empty();
+            e.encode_to(&mut dst, i > 0 || empty_lead);
         }
         dst
     }
@@ -117,9 +120,9 @@ impl VersionEdit {
     /// Appends the edit's fields. Every edit but a leading one of the default family starts
     /// with its `COLUMN_FAMILY` tag: that tag is what separates the edits of a group, and a
     /// default-family edit alone encodes exactly as before column families existed.
-    fn encode_to(&self, dst: &mut Vec<u8>, in_group: bool) {
+    fn encode_to(&self, dst: &mut Vec<u8>, tagged: bool) {
         let dst = &mut *dst;
-        if in_group || self.column_family != DEFAULT_FAMILY {
+        if tagged || self.column_family != DEFAULT_FAMILY {
             put_varints(dst, &[tag::COLUMN_FAMILY, u64::from(self.column_family)]);
         }
         if let Some(name) = &self.add_column_family {
@@ -370,6 +373,14 @@ mod tests {
     }
 
     #[test]
+    fn an_empty_leading_default_edit_keeps_its_place_in_a_group() {
+        let group = vec![VersionEdit::default(), VersionEdit { column_family: 11, ..VersionEdit::default() }];
+        let bytes = VersionEdit::encode_group(&group);
+        assert_eq!(bytes, [11, 0, 11, 11]);
+        assert_eq!(VersionEdit::decode_group(&bytes).unwrap(), group);
+    }
+
+    #[test]
     fn a_group_round_trips_and_a_default_edit_alone_has_no_family_tag() {
         let mut b = sample();
         b.column_family = 4;
@@ -484,6 +495,15 @@ mod tests {
         #[test]
         fn random_edits_round_trip(e in edit()) {
             prop_assert_eq!(VersionEdit::decode(&e.encode()).unwrap(), e);
+        }
+
+        #[test]
+        fn decoded_records_round_trip(bytes in proptest::collection::vec(any::<u8>(), 0..40)) {
+            // What the MANIFEST fuzz target checks, on short inputs (it found [11, 0, 11, 11]:
+            // an empty leading default-family edit that encoded to nothing).
+            if let Ok(g) = VersionEdit::decode_group(&bytes) {
+                prop_assert_eq!(VersionEdit::decode_group(&VersionEdit::encode_group(&g)).unwrap(), g);
+            }
         }
 
         #[test]
