@@ -4,7 +4,7 @@
 # layering, lowest tier first:
 #   0 util, error   1 fs, filenames, key, merge, metrics   2 options, snapshot, batch, wal_header
 #   3 wal, memtable, sst, blob, version, compaction, cache, iter   4 db, presets
-#   5 verify, internal, lib (tools and the public surface over db)
+#   5 verify, txn, internal, lib (tools, transactions and the public surface over db)
 # A module may name modules of its own tier or below. Comment lines (doc links) are not counted;
 # `crate::Db` and the other crate-root re-exports count as uses of the module that defines them.
 # Uses from a module's tests (a `tests.rs`/`testfs.rs` file, or the `#[cfg(test)] mod` at the end
@@ -20,7 +20,7 @@ declare -A tier=(
     [options]=2 [snapshot]=2 [batch]=2 [wal_header]=2
     [wal]=3 [memtable]=3 [sst]=3 [blob]=3 [version]=3 [compaction]=3 [cache]=3 [iter]=3
     [db]=4 [presets]=4
-    [verify]=5 [internal]=5 [lib]=5
+    [verify]=5 [txn]=5 [internal]=5 [lib]=5
 )
 
 # Prints "dependency<TAB>test|code" for every `crate::x` in the given files outside comments.

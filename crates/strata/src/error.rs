@@ -172,6 +172,19 @@ pub enum Error {
     /// example on [`MergeOperator`](crate::MergeOperator).
     #[error("merge error: {0}")]
     Merge(String),
+    /// A transaction conflicts with a write committed since its snapshot (optimistic commit, or
+    /// a pessimistic lock on a key written since the snapshot). Nothing of the transaction was
+    /// written: retry it from the start (RocksDB's `Status::Busy`).
+    #[error("transaction conflict: {0}")]
+    Busy(String),
+    /// A pessimistic transaction waited longer than its lock timeout for a key another
+    /// transaction holds; the operation did nothing and the transaction may go on or roll back.
+    #[error("lock wait timed out: {0}")]
+    LockTimeout(String),
+    /// Waiting for the lock would close a cycle of transactions waiting for each other; the
+    /// operation did nothing, and the transaction should roll back and retry.
+    #[error("deadlock: {0}")]
+    Deadlock(String),
 }
 
 fn path_suffix(p: &Option<PathBuf>) -> String {
@@ -336,6 +349,9 @@ impl Error {
             Error::Closed => Error::Closed,
             Error::ReadOnly => Error::ReadOnly,
             Error::Merge(m) => Error::Merge(m.clone()),
+            Error::Busy(m) => Error::Busy(m.clone()),
+            Error::LockTimeout(m) => Error::LockTimeout(m.clone()),
+            Error::Deadlock(m) => Error::Deadlock(m.clone()),
         }
     }
 }

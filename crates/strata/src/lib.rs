@@ -65,6 +65,7 @@ pub mod metrics;
 pub mod options;
 pub mod presets;
 pub mod snapshot;
+pub mod txn;
 pub(crate) mod sst;
 pub(crate) mod util;
 pub mod verify;

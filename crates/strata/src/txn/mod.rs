@@ -1,0 +1,4 @@
+//! Transactions over a [`Db`](crate::Db): an indexed write batch that reads its own writes, the
+//! lock manager pessimistic transactions wait in, and the transactions themselves. This module
+//! sits above `db`: it uses the database's reads and its commit hook, and `db` must not import
+//! it.
