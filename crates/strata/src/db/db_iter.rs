@@ -217,6 +217,13 @@ impl DbIterator {
         })
     }
 
+    /// The family read and the effective key bounds (`[lower, upper)`, a prefix already turned
+    /// into bounds), for iterators layered on this one (`txn::BatchAndDbIterator`).
+    pub(crate) fn family_and_bounds(&self) -> (&Family, Option<&[u8]>, Option<&[u8]>) {
+        let family = self.family.as_deref().unwrap_or(&self.db.default);
+        (family, self.lower.as_deref(), self.upper.as_deref())
+    }
+
     /// True when positioned at an entry; `false` before the first seek, after moving past either
     /// end, or after an error (see [`DbIterator::status`]). See the example on [`DbIterator`].
     pub fn valid(&self) -> bool {
