@@ -494,7 +494,7 @@ impl WriteBatchWithIndex {
     /// use strata::txn::WriteBatchWithIndex;
     /// use strata::{Db, Options, ReadOptions, WriteOptions};
     /// let db = Db::open(dir.path(), Options::default())?;
-    /// for k in ["a", "b", "c"] {
+    /// for k in [b"a", b"b", b"c"] {
     ///     db.put(&WriteOptions::default(), k, b"db")?;
     /// }
     /// let mut wb = WriteBatchWithIndex::new();
