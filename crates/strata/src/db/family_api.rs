@@ -250,3 +250,27 @@ impl Db {
         self.inner.property_of(live(cf).ok()?, name)
     }
 }
+
+/// The hooks transactions (`crate::txn`) commit and validate through.
+impl Db {
+    /// Writes `batch` after `check` passes, with no other write committed between the two (see
+    /// `DbInner::write_checked`); validated as [`Db::write`] validates.
+    pub(crate) fn write_checked(
+        &self,
+        opts: &WriteOptions,
+        batch: &WriteBatch,
+        check: &mut dyn FnMut() -> Result<()>,
+    ) -> Result<()> {
+        if self.inner.read_only {
+            return Err(Error::ReadOnly);
+        }
+        batch.validate()?;
+        self.inner.check_families(batch)?;
+        self.inner.write_checked(opts, batch, check)
+    }
+
+    /// The sequence number of the newest entry of `key` in `cf`, if it has one.
+    pub(crate) fn newest_sequence(&self, cf: &ColumnFamily, key: &[u8]) -> Result<Option<u64>> {
+        self.inner.newest_sequence(live(cf)?, key)
+    }
+}

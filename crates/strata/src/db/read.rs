@@ -170,6 +170,50 @@ impl DbInner {
             .map(Some)
     }
 
+    /// The sequence number of the newest entry of `user_key` in `family` (put, delete or merge
+    /// operand), whatever it is, or `None` when the family holds no entry of it: what a
+    /// transaction's conflict check compares with its snapshot. Reads every source newest first
+    /// and stops at the first that holds the key.
+    pub(crate) fn newest_sequence(&self, family: &Family, user_key: &[u8]) -> Result<Option<SeqNo>> {
+        let sv = family.super_version.load();
+        let lookup_key = key::seek_key(user_key, key::MAX_SEQ);
+        let found = std::cell::Cell::new(None);
+        let mut visit = |k: &[u8], _: &[u8]| {
+            if let Some(p) = key::parse(k).filter(|p| key::same_user_key(p.user_key, user_key)) {
+                found.set(Some(p.seq));
+            }
+            false
+        };
+        sv.mem.get(&lookup_key, &mut visit);
+        for imm in &sv.imm {
+            if found.get().is_some() {
+                return Ok(found.get());
+            }
+            imm.get(&lookup_key, &mut visit);
+        }
+        if found.get().is_some() {
+            return Ok(found.get());
+        }
+        let version = &sv.version;
+        for f in &version.files[0] {
+            if key::user_key(&f.smallest) > user_key || key::user_key(&f.largest) < user_key {
+                continue;
+            }
+            self.table_cache.with_table(f.number, |t| t.get(&lookup_key, true, &mut visit))??;
+            if found.get().is_some() {
+                return Ok(found.get());
+            }
+        }
+        for level in 1..NUM_LEVELS {
+            let Some(f) = version.find_file(level, user_key) else { continue };
+            self.table_cache.with_table(f.number, |t| t.get(&lookup_key, true, &mut visit))??;
+            if found.get().is_some() {
+                return Ok(found.get());
+            }
+        }
+        Ok(found.get())
+    }
+
     /// What a flush or compaction job of `family` may use (`compaction::job`).
     pub(crate) fn job_env<'a>(
         &'a self,

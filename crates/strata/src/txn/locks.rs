@@ -176,6 +176,7 @@ impl LockManager {
     }
 
     /// The transaction `txn` is waiting for, if it is waiting for a lock.
+    #[cfg(test)]
     pub(crate) fn waiting_for(&self, txn: u64) -> Option<u64> {
         self.waits_for.lock().get(&txn).copied()
     }

@@ -334,25 +334,56 @@ impl DbInner {
         state.synced_writers = state.waiting.len();
     }
 
+    /// Writes `batch` as a group of its own after `check` passes, with no other write committed
+    /// between the check and the batch: `check` runs under the leader lock, after every earlier
+    /// write is in the memtables and before this batch takes its sequence numbers (a
+    /// transaction's conflict check). Nothing is written when `check` fails.
+    pub(crate) fn write_checked(
+        &self,
+        opts: &WriteOptions,
+        batch: &WriteBatch,
+        check: &mut dyn FnMut() -> Result<()>,
+    ) -> Result<()> {
+        if batch.is_empty() {
+            // Nothing to write, but the check still runs with no write committing beside it.
+            let _leader = self.leader.lock();
+            return check();
+        }
+        let solo = [SoloWriter { batch, opts }];
+        let mut leader = self.leader.lock();
+        self.timed(&self.stats.write_latency, || self.write_group_locked(&mut leader, &solo, Some(check)))
+    }
+
     fn write_group<M: GroupMember>(&self, group: &[M]) -> Result<()> {
         let mut leader = self.leader.lock();
+        self.write_group_locked(&mut leader, group, None)
+    }
+
+    fn write_group_locked<M: GroupMember>(
+        &self,
+        leader: &mut LeaderState,
+        group: &[M],
+        check: Option<&mut dyn FnMut() -> Result<()>>,
+    ) -> Result<()> {
         let group_bytes: usize = group.iter().map(|w| w.batch().size_in_bytes()).sum();
         let with_families = group.iter().any(|w| w.batch().has_families());
         // Loaded under the leader lock: families are created and dropped under it too.
         let families = self.families.load();
         if families.len() > 1 {
-            self.limit_live_wals(&mut leader, &families)?;
+            self.limit_live_wals(leader, &families)?;
         }
         if with_families {
             for family in touched_families(&families, group) {
-                self.make_room_for_write(&mut leader, family, group_bytes)?;
+                self.make_room_for_write(leader, family, group_bytes)?;
             }
         } else {
-            self.make_room_for_write(&mut leader, &self.default, group_bytes)?;
+            self.make_room_for_write(leader, &self.default, group_bytes)?;
         }
         let first_seq = self.last_sequence.load(Ordering::Relaxed) + 1;
         let count: u64 = group.iter().map(|w| w.batch().len() as u64).sum();
-        let leader = &mut *leader;
+        if let Some(check) = check {
+            check()?;
+        }
         if group[0].opts().disable_wal {
             if !self.unpersisted_writes.load(Ordering::Relaxed) {
                 self.unpersisted_writes.store(true, Ordering::Release);
