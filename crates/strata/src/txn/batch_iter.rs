@@ -12,7 +12,7 @@
 use std::ops::Bound::{self, Excluded, Included, Unbounded};
 use std::sync::Arc;
 
-use super::indexed_batch::{resolve, FamilyIndex, IndexedOp};
+use super::batch_ops::{resolve, FamilyIndex, IndexedOp};
 use crate::db::DbIterator;
 use crate::error::{Error, Result};
 use crate::merge::MergeOperator;

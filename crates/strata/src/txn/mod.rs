@@ -6,6 +6,7 @@
 //! commit hook, and `db` must not import it.
 
 mod batch_iter;
+mod batch_ops;
 mod indexed_batch;
 mod locks;
 mod transaction;
