@@ -75,8 +75,11 @@ pub struct WriteBatch {
     rep: Vec<u8>,
     count: u32,
     error: Option<String>,
-    /// Some record names a column family other than the default one.
-    families: bool,
+    /// The column families the records name, each once, in first-use order; empty while
+    /// every record is the default family's (the write path's fast case).
+    families: Vec<u32>,
+    /// Some record is the default family's (only tracked once `families` is not empty).
+    default_records: bool,
 }
 
 impl Default for WriteBatch {
@@ -114,7 +117,7 @@ impl WriteBatch {
     /// assert!(batch.is_empty());
     /// ```
     pub fn new() -> Self {
-        Self { rep: vec![0; HEADER_LEN], count: 0, error: None, families: false }
+        Self { rep: vec![0; HEADER_LEN], count: 0, error: None, families: Vec::new(), default_records: false }
     }
 
     /// An empty batch with room for one record of a `key_len`-byte key and a `value_len`-byte
@@ -123,7 +126,7 @@ impl WriteBatch {
         // Kind byte and two length varints of at most 5 bytes each (both lengths fit in u32).
         let mut rep = Vec::with_capacity(HEADER_LEN + 11 + key_len + value_len);
         rep.resize(HEADER_LEN, 0);
-        Self { rep, count: 0, error: None, families: false }
+        Self { rep, count: 0, error: None, families: Vec::new(), default_records: false }
     }
 
     fn record(&mut self, kind: ValueKind, key: &[u8], value: Option<&[u8]>) {
@@ -137,10 +140,13 @@ impl WriteBatch {
         }
         if family == DEFAULT_FAMILY {
             self.rep.push(kind as u8);
+            self.default_records = true;
         } else {
             self.rep.push(kind as u8 | FAMILY_FLAG);
             coding::put_varint(&mut self.rep, u64::from(family));
-            self.families = true;
+            if !self.families.contains(&family) {
+                self.families.push(family);
+            }
         }
         coding::put_length_prefixed(&mut self.rep, key);
         if let Some(v) = value {
@@ -223,7 +229,8 @@ impl WriteBatch {
         self.rep.truncate(HEADER_LEN);
         self.count = 0;
         self.error = None;
-        self.families = false;
+        self.families.clear();
+        self.default_records = false;
     }
 
     /// Encoded size in bytes: the 12-byte header plus every record (kind, length-prefixed key
@@ -246,7 +253,13 @@ impl WriteBatch {
 
     /// Whether a record names a column family other than the default one.
     pub(crate) fn has_families(&self) -> bool {
-        self.families
+        !self.families.is_empty()
+    }
+
+    /// The column families the records name, each once (only meaningful when
+    /// [`has_families`](Self::has_families); the default family is `DEFAULT_FAMILY`).
+    pub(crate) fn family_ids(&self) -> impl Iterator<Item = u32> + '_ {
+        self.default_records.then_some(DEFAULT_FAMILY).into_iter().chain(self.families.iter().copied())
     }
 
     /// Stamps the first sequence number and count into the header; returns the encoded payload.

@@ -169,24 +169,29 @@ fn a_deadlock_is_refused_and_the_other_transaction_goes_on() {
         let mut b = t.begin(&W, &TransactionOptions::default());
         b.put(b"k2", b"b").unwrap();
         locked_k2.send(()).unwrap();
-        // Waits for a, which will wait for b: one of the two is refused.
-        let r = b.put(b"k1", b"b");
-        (b, r)
+        // Waits for a, which waits (or will wait) for b: one of the two requests is refused.
+        match b.put(b"k1", b"b") {
+            Ok(()) => b.commit().map(|()| "b committed"),
+            Err(e) => {
+                b.rollback(); // releases k2, so a goes on
+                Err(e)
+            }
+        }
     });
     k2_locked.recv().unwrap();
-    // b may not be waiting yet; a's request then waits, and b's request finds the cycle.
-    let ra = a.put(b"k2", b"a");
-    if ra.is_err() {
-        assert!(matches!(ra, Err(Error::Deadlock(_))), "{ra:?}");
-        a.rollback();
-        let (b, rb) = b.join().unwrap();
-        rb.unwrap();
-        b.commit().unwrap();
-    } else {
-        let (b, rb) = b.join().unwrap();
-        assert!(matches!(rb, Err(Error::Deadlock(_))), "{rb:?}");
-        b.rollback();
-        a.commit().unwrap();
+    match a.put(b"k2", b"a") {
+        Ok(()) => {
+            // b was refused and rolled back.
+            assert!(matches!(b.join().unwrap(), Err(Error::Deadlock(_))));
+            a.commit().unwrap();
+            assert_eq!(tdb.db().get(&ReadOptions::new(), b"k2").unwrap().as_deref(), Some(&b"a"[..]));
+        }
+        Err(e) => {
+            assert!(matches!(e, Error::Deadlock(_)), "{e}");
+            a.rollback(); // releases k1, so b goes on
+            assert_eq!(b.join().unwrap().unwrap(), "b committed");
+            assert_eq!(tdb.db().get(&ReadOptions::new(), b"k1").unwrap().as_deref(), Some(&b"b"[..]));
+        }
     }
 }
 

@@ -49,12 +49,23 @@ impl DbInner {
             return Ok(());
         }
         let families = self.families.load();
-        for rec in batch.records() {
-            let (id, kind, _, _) = rec?;
+        let mut without_operator = Vec::new();
+        for id in batch.family_ids() {
             let family = families.get(id).ok_or_else(|| {
                 Error::InvalidArgument(format!("the batch writes to column family {id}, which was dropped"))
             })?;
-            if kind == ValueKind::Merge && family.opts.merge_operator.is_none() {
+            if family.opts.merge_operator.is_none() {
+                without_operator.push(family);
+            }
+        }
+        if without_operator.is_empty() || !batch.has_merge() {
+            return Ok(());
+        }
+        for rec in batch.records() {
+            let (id, kind, _, _) = rec?;
+            if let Some(family) =
+                without_operator.iter().find(|f| f.id == id).filter(|_| kind == ValueKind::Merge)
+            {
                 return Err(Error::InvalidArgument(format!(
                     "merge in column family {:?} needs a merge operator in its options",
                     family.name

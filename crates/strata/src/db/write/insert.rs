@@ -22,11 +22,9 @@ pub(super) fn touched_families<'a, M: GroupMember>(
     group: &[M],
 ) -> Vec<&'a Arc<Family>> {
     let mut ids: Vec<u32> = Vec::new();
-    for w in group {
-        for rec in w.batch().records().flatten() {
-            if !ids.contains(&rec.0) {
-                ids.push(rec.0);
-            }
+    for id in group.iter().flat_map(|w| w.batch().family_ids()) {
+        if !ids.contains(&id) {
+            ids.push(id);
         }
     }
     ids.iter().filter_map(|id| families.get(*id)).collect()
