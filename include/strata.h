@@ -17,9 +17,11 @@
  *  - No Rust panic crosses this boundary: an internal error becomes an error message.
  *
  * Threads: a strata_t may be used from many threads at once. Options, batches, iterators and
- * snapshots must not be used from two threads at the same time without external locking.
- * Destroy iterators and release snapshots before strata_close(). Column family handles may be
- * destroyed before or after it, and may be used from many threads at once.
+ * snapshots must not be used from two threads at the same time without external locking, nor
+ * may a transaction (each thread begins its own). Destroy iterators and transactions and
+ * release snapshots before strata_close(). Column family handles may be destroyed before or
+ * after it, and may be used from many threads at once. A strata_transactiondb_t may be used
+ * from many threads at once.
  */
 #ifndef STRATA_H_
 #define STRATA_H_
@@ -39,6 +41,10 @@ typedef struct strata_writebatch_t strata_writebatch_t;
 typedef struct strata_iterator_t strata_iterator_t;
 typedef struct strata_snapshot_t strata_snapshot_t;
 typedef struct strata_column_family_handle_t strata_column_family_handle_t;
+typedef struct strata_transactiondb_t strata_transactiondb_t;
+typedef struct strata_transactiondb_options_t strata_transactiondb_options_t;
+typedef struct strata_transaction_options_t strata_transaction_options_t;
+typedef struct strata_transaction_t strata_transaction_t;
 
 /* Compression values for strata_options_set_compression. */
 enum {
@@ -322,6 +328,107 @@ void strata_flush_cf(strata_t* db, strata_column_family_handle_t* column_family,
 void strata_compact_range_cf(strata_t* db, strata_column_family_handle_t* column_family,
                              const char* start_key, size_t start_key_len, const char* limit_key,
                              size_t limit_key_len, char** errptr);
+
+/* ---- Transactions (docs/transactions.md) --------------------------------------------------
+ * As RocksDB's c.h. A transaction buffers its writes (which its own reads see) and commits them
+ * as one atomic batch, across column families, with the write options given at begin.
+ *  - Optimistic: strata_optimistic_transaction_begin on a strata_t. Nothing is locked; the
+ *    commit fails with "transaction conflict: ..." (nothing written; retry the transaction) if
+ *    a key the transaction wrote or read with get_for_update was written since its snapshot.
+ *  - Pessimistic: strata_transaction_begin on a strata_transactiondb_t. Writes and
+ *    get_for_update lock their key first: waiting longer than the lock timeout fails with
+ *    "lock wait timed out: ...", a wait that would close a cycle with "deadlock: ..." (the call
+ *    did nothing; roll back and retry). With set_snapshot, locking a key written since the
+ *    snapshot fails with "transaction conflict: ...".
+ * Errors are told apart by those message prefixes. After commit or rollback the transaction has
+ * ended (further calls fail with "the transaction has already ended"); destroy it either way.
+ * Destroying a transaction that has not ended rolls it back. Column family handles given to the
+ * _cf calls must come from the transaction's database (for a strata_transactiondb_t, its base
+ * database). Non-transactional writes to a strata_transactiondb_t's base database take no locks. */
+
+strata_transactiondb_options_t* strata_transactiondb_options_create(void);
+void strata_transactiondb_options_destroy(strata_transactiondb_options_t* options);
+/* How long a transaction waits for a lock, in milliseconds (default 1000); negative: no limit. */
+void strata_transactiondb_options_set_lock_timeout(strata_transactiondb_options_t* options,
+                                                   int64_t lock_timeout);
+
+strata_transaction_options_t* strata_transaction_options_create(void);
+void strata_transaction_options_destroy(strata_transaction_options_t* options);
+/* Take a snapshot at begin (default 0): reads see it under the transaction's writes, and locking
+ * a key written after it fails. Without it reads see the latest committed writes. */
+void strata_transaction_options_set_set_snapshot(strata_transaction_options_t* options,
+                                                 uint8_t v);
+/* This transaction's lock timeout in milliseconds (0: do not wait); negative (the default): the
+ * database's. */
+void strata_transaction_options_set_lock_timeout(strata_transaction_options_t* options,
+                                                 int64_t lock_timeout);
+
+/* Opens the database at name for pessimistic transactions. NULL on error. */
+strata_transactiondb_t* strata_transactiondb_open(const strata_options_t* options,
+                                                  const strata_transactiondb_options_t* txn_db_options,
+                                                  const char* name, char** errptr);
+/* The database of txn_db, for every non-transactional call (reads, writes, column families,
+ * snapshots, iterators). It belongs to txn_db: never pass it to strata_close; it stays valid
+ * until strata_transactiondb_close. NULL if txn_db is NULL. */
+strata_t* strata_transactiondb_get_base_db(strata_transactiondb_t* txn_db);
+/* Closes the database (as strata_close). Destroy its transactions first. NULL is a no-op. */
+void strata_transactiondb_close(strata_transactiondb_t* txn_db);
+
+/* Starts an optimistic transaction reading at a snapshot taken now. NULL if an argument is NULL. */
+strata_transaction_t* strata_optimistic_transaction_begin(strata_t* db,
+                                                          const strata_writeoptions_t* write_options);
+/* Starts a pessimistic transaction. NULL if an argument is NULL. */
+strata_transaction_t* strata_transaction_begin(strata_transactiondb_t* txn_db,
+                                               const strata_writeoptions_t* write_options,
+                                               const strata_transaction_options_t* txn_options);
+/* Writes the transaction's writes atomically and releases its locks; on an error nothing was
+ * written (optimistic: "transaction conflict: ..." means retry). The transaction has ended. */
+void strata_transaction_commit(strata_transaction_t* txn, char** errptr);
+/* Discards the transaction's writes and releases its locks. The transaction has ended. */
+void strata_transaction_rollback(strata_transaction_t* txn, char** errptr);
+/* Frees the handle, rolling back a transaction that has not ended. NULL is a no-op. */
+void strata_transaction_destroy(strata_transaction_t* txn);
+/* Remembers the transaction's writes so far. */
+void strata_transaction_set_savepoint(strata_transaction_t* txn);
+/* Undoes the writes made since the last savepoint and removes it; keys locked since stay locked
+ * until the transaction ends. An error when no savepoint is set. */
+void strata_transaction_rollback_to_savepoint(strata_transaction_t* txn, char** errptr);
+
+/* The value of key with the transaction's writes over the database (as of the transaction's
+ * snapshot, or the read options' one), returned as strata_get returns it. */
+char* strata_transaction_get(strata_transaction_t* txn, const strata_readoptions_t* options,
+                             const char* key, size_t klen, size_t* vlen, char** errptr);
+char* strata_transaction_get_cf(strata_transaction_t* txn, const strata_readoptions_t* options,
+                                strata_column_family_handle_t* column_family, const char* key,
+                                size_t klen, size_t* vlen, char** errptr);
+/* strata_transaction_get, claiming the key: a pessimistic transaction locks it first (lock
+ * timeout, deadlock), an optimistic one fails its commit if the key is written meanwhile.
+ * exclusive is accepted for RocksDB compatibility; strata's locks are always exclusive. */
+char* strata_transaction_get_for_update(strata_transaction_t* txn,
+                                        const strata_readoptions_t* options, const char* key,
+                                        size_t klen, size_t* vlen, uint8_t exclusive,
+                                        char** errptr);
+char* strata_transaction_get_for_update_cf(strata_transaction_t* txn,
+                                           const strata_readoptions_t* options,
+                                           strata_column_family_handle_t* column_family,
+                                           const char* key, size_t klen, size_t* vlen,
+                                           uint8_t exclusive, char** errptr);
+/* Buffered writes; a pessimistic transaction locks the key first (lock timeout, deadlock). */
+void strata_transaction_put(strata_transaction_t* txn, const char* key, size_t klen,
+                            const char* val, size_t vlen, char** errptr);
+void strata_transaction_put_cf(strata_transaction_t* txn,
+                               strata_column_family_handle_t* column_family, const char* key,
+                               size_t klen, const char* val, size_t vlen, char** errptr);
+void strata_transaction_delete(strata_transaction_t* txn, const char* key, size_t klen,
+                               char** errptr);
+void strata_transaction_delete_cf(strata_transaction_t* txn,
+                                  strata_column_family_handle_t* column_family, const char* key,
+                                  size_t klen, char** errptr);
+void strata_transaction_merge(strata_transaction_t* txn, const char* key, size_t klen,
+                              const char* val, size_t vlen, char** errptr);
+void strata_transaction_merge_cf(strata_transaction_t* txn,
+                                 strata_column_family_handle_t* column_family, const char* key,
+                                 size_t klen, const char* val, size_t vlen, char** errptr);
 
 /* ---- Maintenance ------------------------------------------------------------------------- */
 

@@ -1,9 +1,9 @@
 //! `strata.DB`: an open database, its reads, writes and maintenance calls, and the factories of
-//! write batches, snapshots, iterators and column family handles (whose methods live in
-//! `family`, and share the `_in` helpers here).
+//! write batches, snapshots, iterators, transactions and column family handles (whose methods
+//! live in `family`, and share the `_in` helpers here).
 //!
 //! Owns: the engine handle and its lifetime (`close()`, garbage collection, invalidating live
-//! iterators). Must not: hold a Rust mutex while acquiring the GIL, or call the engine with the
+//! iterators and ending live transactions). Must not: hold a Rust mutex while acquiring the GIL, or call the engine with the
 //! GIL held when the call may do IO.
 
 use std::path::PathBuf;
@@ -23,6 +23,7 @@ use crate::family::{family_arg, named_families, PyColumnFamily};
 use crate::iterator::{IterState, Pos, PyIterator};
 use crate::options::OptionArgs;
 use crate::snapshot::PySnapshot;
+use crate::txn::{PyTransaction, Transactions};
 
 /// An open strata database.
 #[pyclass(module = "strata._strata", name = "DB", frozen)]
@@ -33,6 +34,8 @@ pub(crate) struct PyDb {
     /// The options the database was opened with: a new column family's start from these.
     pub(crate) opts: Options,
     pub(crate) iters: Mutex<Vec<Weak<Mutex<IterState>>>>,
+    /// How `transaction()` begins transactions, and the live ones `close()` ends.
+    pub(crate) txns: Transactions,
 }
 
 impl PyDb {
@@ -191,8 +194,10 @@ impl PyDb {
         Ok(PyIterator { state, reverse, include_key, include_value })
     }
 
-    /// Drops every live engine iterator so the engine can shut down and release its lock.
+    /// Drops every live engine iterator and transaction so the engine can shut down and release
+    /// its lock.
     fn drop_iterators(&self) {
+        self.txns.close();
         let iters = std::mem::take(&mut *self.iters.lock());
         for w in iters {
             if let Some(state) = w.upgrade() {
@@ -246,6 +251,8 @@ impl PyDb {
         write_spin_micros = None,
         options = None,
         column_families = None,
+        transactions = None,
+        lock_timeout = None,
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -263,6 +270,8 @@ impl PyDb {
         write_spin_micros: Option<u32>,
         options: Option<String>,
         column_families: Option<&Bound<'_, PyDict>>,
+        transactions: Option<String>,
+        lock_timeout: Option<f64>,
     ) -> PyResult<Self> {
         let args = OptionArgs {
             create_if_missing: Some(create_if_missing),
@@ -283,7 +292,9 @@ impl PyDb {
         let open_opts = opts.clone();
         let r = py.detach(|| Db::open_cf(&path, open_opts, named));
         let db = check(py, r)?;
-        Ok(Self { db: Mutex::new(Some(db)), path, has_merge_operator, opts, iters: Mutex::new(Vec::new()) })
+        let txns = Transactions::open(py, &db, transactions.as_deref(), lock_timeout)?;
+        let iters = Mutex::new(Vec::new());
+        Ok(Self { db: Mutex::new(Some(db)), path, has_merge_operator, opts, iters, txns })
     }
 
     /// The directory of the database.
@@ -395,6 +406,21 @@ impl PyDb {
             batch: Mutex::new(WriteBatch::new()),
             wo: WriteOptions { sync, disable_wal },
         })
+    }
+
+    /// A transaction committing with these write options; use it as a context manager (commit on
+    /// a normal exit, rollback on an exception). Optimistic, or pessimistic when the database was
+    /// opened with `transactions="pessimistic"`; for those, `set_snapshot` reads at a snapshot
+    /// taken now and `lock_timeout` (seconds) replaces the database's.
+    #[pyo3(signature = (sync = false, disable_wal = false, set_snapshot = false, lock_timeout = None))]
+    fn transaction(
+        slf: &Bound<'_, Self>,
+        sync: bool,
+        disable_wal: bool,
+        set_snapshot: bool,
+        lock_timeout: Option<f64>,
+    ) -> PyResult<PyTransaction> {
+        PyTransaction::begin(slf, WriteOptions { sync, disable_wal }, set_snapshot, lock_timeout)
     }
 
     /// An iterator over `[start, stop)` (and/or keys with `prefix`), in key order or reversed.

@@ -55,6 +55,9 @@ pub(crate) fn engine_error(py: Python<'_>, e: strata::Error) -> PyErr {
         E::Background { cause, .. } => return background_error(py, msg, cause.as_deref(), e.is_retryable()),
         E::Closed => "ClosedError",
         E::Merge(_) => "MergeError",
+        E::Busy(_) => "TransactionConflictError",
+        E::LockTimeout(_) => "LockTimeoutError",
+        E::Deadlock(_) => "DeadlockError",
         _ => "Error",
     };
     raise(py, name, (msg,))

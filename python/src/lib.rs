@@ -9,8 +9,9 @@
 //! `detach` closure and released before it returns.
 //!
 //! One module per class: [`db`] (`DB`), [`batch`] (`WriteBatch`), [`snapshot`] (`Snapshot`),
-//! [`iterator`] (`Iterator`), [`family`] (`ColumnFamily`, `list_column_families`), plus [`repair`] (`repair_db`), [`options`] (the option keywords),
-//! [`errors`] (exceptions) and [`args`] (bytes arguments). This file only builds the module.
+//! [`iterator`] (`Iterator`), [`family`] (`ColumnFamily`, `list_column_families`), [`txn`]
+//! (`Transaction`), [`txn_iter`] (`TransactionIterator`), plus [`repair`] (`repair_db`),
+//! [`options`] (the option keywords), [`errors`] (exceptions) and [`args`] (bytes arguments). This file only builds the module.
 
 mod args;
 mod batch;
@@ -21,6 +22,8 @@ mod iterator;
 mod options;
 mod repair;
 mod snapshot;
+mod txn;
+mod txn_iter;
 
 use pyo3::prelude::*;
 use pyo3::types::PyModule;
@@ -31,6 +34,8 @@ use family::{list_column_families, PyColumnFamily};
 use iterator::PyIterator;
 use repair::repair_db;
 use snapshot::PySnapshot;
+use txn::PyTransaction;
+use txn_iter::PyTransactionIterator;
 
 /// The compiled part of the `strata` package; import `strata` instead.
 #[pymodule]
@@ -42,6 +47,8 @@ fn _strata(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyIterator>()?;
     m.add_function(wrap_pyfunction!(list_column_families, m)?)?;
     m.add_class::<PyColumnFamily>()?;
+    m.add_class::<PyTransaction>()?;
+    m.add_class::<PyTransactionIterator>()?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

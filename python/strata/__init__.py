@@ -12,6 +12,8 @@ Keys and values are ``bytes``. Quick start::
             wb.delete(b"key")
         for key, value in db.iterator(prefix=b"a"):
             print(key, value)
+        with db.transaction() as txn:  # commits here, or rolls back on an exception
+            txn.put(b"n", b"%d" % (int(txn.get_for_update(b"n", b"0")) + 1))
 """
 
 from ._errors import (
@@ -19,12 +21,15 @@ from ._errors import (
     BackgroundError,
     ClosedError,
     CorruptionError,
+    DeadlockError,
     Error,
     InvalidArgumentError,
     LockedError,
+    LockTimeoutError,
     MergeError,
     NotADatabaseError,
     StrataIOError,
+    TransactionConflictError,
     UnsupportedVersionError,
 )
 from ._strata import (
@@ -32,6 +37,8 @@ from ._strata import (
     ColumnFamily,
     Iterator,
     Snapshot,
+    Transaction,
+    TransactionIterator,
     WriteBatch,
     __version__,
     list_column_families,
@@ -44,6 +51,8 @@ __all__ = [
     "Iterator",
     "Snapshot",
     "WriteBatch",
+    "Transaction",
+    "TransactionIterator",
     "repair_db",
     "list_column_families",
     "Error",
@@ -57,5 +66,8 @@ __all__ = [
     "ClosedError",
     "MergeError",
     "StrataIOError",
+    "TransactionConflictError",
+    "LockTimeoutError",
+    "DeadlockError",
     "__version__",
 ]

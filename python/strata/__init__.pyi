@@ -15,6 +15,8 @@ __all__ = [
     "Iterator",
     "Snapshot",
     "WriteBatch",
+    "Transaction",
+    "TransactionIterator",
     "repair_db",
     "list_column_families",
     "Error",
@@ -28,6 +30,9 @@ __all__ = [
     "ClosedError",
     "MergeError",
     "StrataIOError",
+    "TransactionConflictError",
+    "LockTimeoutError",
+    "DeadlockError",
     "__version__",
 ]
 
@@ -50,6 +55,9 @@ class BackgroundError(Error):
 class ClosedError(Error, RuntimeError): ...
 class MergeError(Error): ...
 class StrataIOError(Error, OSError): ...
+class TransactionConflictError(Error): ...
+class LockTimeoutError(Error): ...
+class DeadlockError(Error): ...
 
 @final
 class Iterator(_Iterator[_T]):
@@ -190,6 +198,79 @@ class ColumnFamily:
     def __delitem__(self, key: _Bytes, /) -> None: ...
     def __contains__(self, key: _Bytes, /) -> bool: ...
 
+_Family = Optional[Union["ColumnFamily", str]]
+
+@final
+class TransactionIterator(_Iterator[_T]):
+    """An iterator over what a transaction sees: its writes over the database."""
+
+    def __iter__(self) -> "TransactionIterator[_T]": ...
+    def __next__(self) -> _T: ...
+    def seek(self, target: _Bytes) -> None: ...
+    def seek_to_start(self) -> None: ...
+    def seek_to_stop(self) -> None: ...
+    def close(self) -> None: ...
+    def __enter__(self) -> "TransactionIterator[_T]": ...
+    def __exit__(
+        self,
+        exc_type: Optional[Type[BaseException]] = None,
+        exc: Optional[BaseException] = None,
+        tb: Optional[TracebackType] = None,
+    ) -> bool: ...
+
+@final
+class Transaction:
+    """A transaction from ``DB.transaction()``; as a context manager it commits on a normal exit
+    and rolls back on an exception."""
+
+    @property
+    def ended(self) -> bool: ...
+    @overload
+    def get(
+        self, key: _Bytes, default: None = None, column_family: _Family = None, fill_cache: bool = True
+    ) -> Optional[bytes]: ...
+    @overload
+    def get(
+        self, key: _Bytes, default: _T, column_family: _Family = None, fill_cache: bool = True
+    ) -> Union[bytes, _T]: ...
+    @overload
+    def get_for_update(
+        self, key: _Bytes, default: None = None, column_family: _Family = None, fill_cache: bool = True
+    ) -> Optional[bytes]: ...
+    @overload
+    def get_for_update(
+        self, key: _Bytes, default: _T, column_family: _Family = None, fill_cache: bool = True
+    ) -> Union[bytes, _T]: ...
+    def multi_get(
+        self, keys: Iterable[_Bytes], column_family: _Family = None, fill_cache: bool = True
+    ) -> list[Optional[bytes]]: ...
+    def put(self, key: _Bytes, value: _Bytes, column_family: _Family = None) -> None: ...
+    def delete(self, key: _Bytes, column_family: _Family = None) -> None: ...
+    def merge(self, key: _Bytes, value: _Bytes, column_family: _Family = None) -> None: ...
+    def iterator(
+        self,
+        start: Optional[_Bytes] = None,
+        stop: Optional[_Bytes] = None,
+        prefix: Optional[_Bytes] = None,
+        reverse: bool = False,
+        include_key: bool = True,
+        include_value: bool = True,
+        column_family: _Family = None,
+        fill_cache: bool = True,
+    ) -> TransactionIterator[Any]: ...
+    def __iter__(self) -> TransactionIterator[Tuple[bytes, bytes]]: ...
+    def savepoint(self) -> None: ...
+    def rollback_to_savepoint(self) -> None: ...
+    def commit(self) -> None: ...
+    def rollback(self) -> None: ...
+    def __enter__(self) -> "Transaction": ...
+    def __exit__(
+        self,
+        exc_type: Optional[Type[BaseException]] = None,
+        exc: Optional[BaseException] = None,
+        tb: Optional[TracebackType] = None,
+    ) -> bool: ...
+
 _OptionValue = Union[bool, int, float, str, None]
 
 @final
@@ -211,6 +292,8 @@ class DB:
         write_spin_micros: Optional[int] = None,
         options: Optional[str] = None,
         column_families: Optional[Dict[str, Optional[Dict[str, _OptionValue]]]] = None,
+        transactions: Optional[Literal["optimistic", "pessimistic"]] = None,
+        lock_timeout: Optional[float] = None,
     ) -> "DB": ...
     @property
     def name(self) -> str: ...
@@ -236,6 +319,13 @@ class DB:
     def delete(self, key: _Bytes, sync: bool = False, disable_wal: bool = False) -> None: ...
     def merge(self, key: _Bytes, value: _Bytes, sync: bool = False, disable_wal: bool = False) -> None: ...
     def write_batch(self, sync: bool = False, disable_wal: bool = False) -> WriteBatch: ...
+    def transaction(
+        self,
+        sync: bool = False,
+        disable_wal: bool = False,
+        set_snapshot: bool = False,
+        lock_timeout: Optional[float] = None,
+    ) -> Transaction: ...
     @overload
     def iterator(
         self,

@@ -12,6 +12,9 @@ __all__ = [
     "ClosedError",
     "MergeError",
     "StrataIOError",
+    "TransactionConflictError",
+    "LockTimeoutError",
+    "DeadlockError",
 ]
 
 
@@ -70,6 +73,22 @@ class StrataIOError(Error, OSError):
     """An operating-system IO error (``errno`` is set when known)."""
 
 
+class TransactionConflictError(Error):
+    """A transaction conflicts with a write committed since its snapshot (an optimistic commit, or
+    a pessimistic transaction begun with ``set_snapshot=True`` claiming such a key). Nothing of the
+    transaction was written: retry it from the start. RocksDB's ``Status::Busy``."""
+
+
+class LockTimeoutError(Error):
+    """A pessimistic transaction waited longer than its lock timeout for a key another transaction
+    holds. The call did nothing; retry it, or roll the transaction back."""
+
+
+class DeadlockError(Error):
+    """Waiting for a lock would close a cycle of transactions waiting for each other. The call did
+    nothing; roll the transaction back and retry it."""
+
+
 # Report the public location (``strata.LockedError``) in tracebacks and reprs.
 for _cls in (
     Error,
@@ -83,6 +102,9 @@ for _cls in (
     ClosedError,
     MergeError,
     StrataIOError,
+    TransactionConflictError,
+    LockTimeoutError,
+    DeadlockError,
 ):
     _cls.__module__ = "strata"
 del _cls

@@ -14,7 +14,7 @@
 //!
 //! One module per area, each exporting its `strata_*` functions: [`options`] (open, read and
 //! write options), [`db`] (open, reads, writes, maintenance), [`family`] (column families and
-//! the `_cf` calls), [`batch`], [`snapshot`], [`iter`];
+//! the `_cf` calls), [`batch`], [`snapshot`], [`iter`], [`txn`] (transactions);
 //! [`util`] holds what they share. This file only declares them and re-exports the handle types.
 
 #![warn(clippy::undocumented_unsafe_blocks)]
@@ -28,6 +28,7 @@ pub mod family;
 pub mod iter;
 pub mod options;
 pub mod snapshot;
+pub mod txn;
 pub mod util;
 
 pub use batch::strata_writebatch_t;
@@ -36,3 +37,7 @@ pub use family::strata_column_family_handle_t;
 pub use iter::strata_iterator_t;
 pub use options::{strata_options_t, strata_readoptions_t, strata_writeoptions_t};
 pub use snapshot::strata_snapshot_t;
+pub use txn::{
+    strata_transaction_options_t, strata_transaction_t, strata_transactiondb_options_t,
+    strata_transactiondb_t,
+};

@@ -1,5 +1,6 @@
-//! Compiles `tests/c/strata_test.c` with the system C compiler against `include/strata.h`, links
-//! it once with the static library (`libstrata.a`) and once with the shared one (`libstrata.so`,
+//! Compiles `tests/c/strata_test.c` and `tests/c/txn_test.c` (sharing `tests/c/check.h`) with
+//! the system C compiler against `include/strata.h`, links them once with the static library
+//! (`libstrata.a`) and once with the shared one (`libstrata.so`,
 //! found through an rpath), runs both, and asserts they exit 0. Also checks that the header and
 //! the exported functions name the same set of functions.
 //!
@@ -81,6 +82,7 @@ fn compile_and_run(name: &str, link_args: &[String]) {
         .args(["-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-g", "-I"])
         .arg(root.join("include"))
         .arg(crate_dir().join("tests/c/strata_test.c"))
+        .arg(crate_dir().join("tests/c/txn_test.c"))
         .arg("-o")
         .arg(&exe)
         .args(link_args)
