@@ -268,7 +268,7 @@ const MARKER: &str = "STRATA-BENCH";
 /// Empties the database directory (db_bench's DestroyDB) but keeps the directory itself, so a
 /// temporary directory's guard still owns it. A non-empty directory that is neither a database
 /// nor ours is refused: a mistyped `--db` must not wipe someone's files.
-fn destroy(path: &Path) -> Result<()> {
+pub fn destroy(path: &Path) -> Result<()> {
     let entries: Vec<PathBuf> = match std::fs::read_dir(path) {
         Ok(e) => e.map(|e| e.map(|e| e.path())).collect::<std::io::Result<_>>()?,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),

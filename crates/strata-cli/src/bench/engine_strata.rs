@@ -42,7 +42,8 @@ impl StrataDb {
     }
 }
 
-fn options(o: &EngineOptions) -> Result<Options> {
+/// The strata `Options` the flags ask for (also LinkBench's, which opens its own families).
+pub fn options(o: &EngineOptions) -> Result<Options> {
     let base = match &o.preset {
         Some(name) => Options::preset(name)?,
         None => Options::default(),

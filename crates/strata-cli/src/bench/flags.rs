@@ -75,6 +75,16 @@ pub struct Flags {
     pub plot: Option<PathBuf>,
     /// Tuning flags that were given but have no strata equivalent, for a note in the header.
     pub ignored: Vec<String>,
+    /// linkbench: node ids are 1..maxid1 (LinkBench's `maxid1`, exclusive).
+    pub maxid1: u64,
+    /// linkbench: load-phase threads.
+    pub loaders: usize,
+    /// linkbench: request-phase threads.
+    pub requesters: usize,
+    /// linkbench: requests per requester (unless `--duration`).
+    pub requests: u64,
+    /// linkbench: each write operation is one transaction (false: a plain write batch).
+    pub transactions: bool,
 }
 
 impl Flags {
@@ -320,6 +330,21 @@ pub static FLAGS: &[FlagSpec] = &[
     flag("stats_interval", "", "ignored (use --stats_interval_seconds)", |f, v| {
         ignore(f, "stats_interval", v)
     }),
+    flag("maxid1", "100001", "linkbench: load nodes 1..maxid1 (exclusive), as LinkBench's maxid1", |f, v| {
+        set_min(&mut f.maxid1, v, 2)
+    }),
+    flag("loaders", "2", "linkbench: load-phase threads", |f, v| set_min(&mut f.loaders, v, 1)),
+    flag("requesters", "2", "linkbench: request-phase threads", |f, v| set_min(&mut f.requesters, v, 1)),
+    flag("requests", "100000", "linkbench: requests per requester (unless --duration)", |f, v| {
+        set_num(&mut f.requests, v)
+    }),
+    bool_flag(
+        "transactions",
+        "1",
+        "linkbench: each link write is one transaction with its count (0: plain batches, which \
+         can lose count updates)",
+        |f, v| set_bool(&mut f.transactions, v),
+    ),
 ];
 
 /// The engine benchmarked unless `--engine` says otherwise (`memory` measures the harness alone).
@@ -450,7 +475,8 @@ pub fn help_text() -> String {
          \x20      (`strata bench compare --help` and `strata bench plot --help` say more)\n\n\
          benchmarks: fillseq fillrandom overwrite readrandom multireadrandom readseq readreverse seekrandom\n\
          \x20           updaterandom mergerandom deleterandom deleteseq readwhilewriting\n\
-         \x20           seekrandomwhilewriting compact flush stats levelstats\n\nflags:\n",
+         \x20           seekrandomwhilewriting compact flush stats levelstats\n\
+         \x20           linkbench (alone: --maxid1 --loaders --requesters --requests --transactions)\n\nflags:\n",
     );
     for spec in FLAGS {
         let def = if spec.default.is_empty() { "unset" } else { spec.default };

@@ -83,7 +83,6 @@ impl Histogram {
     }
 
     /// Number of values recorded.
-    #[cfg(test)]
     pub fn count(&self) -> u64 {
         self.num
     }

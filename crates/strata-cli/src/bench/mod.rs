@@ -27,6 +27,7 @@ mod engine_strata;
 mod flags;
 mod histogram;
 mod keygen;
+mod linkbench;
 mod pattern;
 mod plot;
 mod progress;
@@ -89,6 +90,9 @@ fn run_and_plot(mut flags: flags::Flags, out: &mut dyn Write) -> Result<()> {
 
 /// Runs the benchmarks in `flags`, writing db_bench's output and the summary table to `out`.
 pub fn run(flags: &flags::Flags, out: &mut dyn Write) -> Result<()> {
+    if flags.benchmarks.iter().any(|b| b == linkbench::NAME) {
+        return linkbench::run(flags, out);
+    }
     // The guard deletes a temporary database directory when it drops, after the engine closed.
     let (path, _temp_guard) = runner::db_dir(flags)?;
     let mut r = runner::Runner::new(flags, &path, out)?;

@@ -40,6 +40,8 @@ pub enum Workload {
     Compact,
     Flush,
     Stats(StatsKind),
+    /// LinkBench (issue 35): its own driver, linkbench/mod.rs, runs it.
+    LinkBench,
 }
 
 /// Every benchmark name with its workload: the one list `parse`, `--help` and the error for an
@@ -63,6 +65,7 @@ const TABLE: &[(&str, Workload)] = &[
     ("flush", Workload::Flush),
     ("stats", Workload::Stats(StatsKind::Stats)),
     ("levelstats", Workload::Stats(StatsKind::LevelStats)),
+    ("linkbench", Workload::LinkBench),
 ];
 
 /// The error text for a benchmark name [`Workload::parse`] does not know: it lists every one.
@@ -95,7 +98,7 @@ impl Workload {
             Self::UpdateRandom => "update",
             Self::MergeRandom => "merge",
             Self::DeleteSeq | Self::DeleteRandom => "delete",
-            Self::Compact | Self::Flush | Self::Stats(_) => "op",
+            Self::Compact | Self::Flush | Self::Stats(_) | Self::LinkBench => "op",
         }
     }
 
@@ -201,6 +204,7 @@ pub fn run(w: Workload, c: &mut Ctx<'_>) -> Result<()> {
         Workload::Compact => c.db.compact(),
         Workload::Flush => c.db.flush(),
         Workload::Stats(_) => bail!("stats is not a threaded benchmark"),
+        Workload::LinkBench => bail!("linkbench runs through its own driver (bench/linkbench)"),
     }
 }
 

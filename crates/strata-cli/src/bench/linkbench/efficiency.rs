@@ -1,0 +1,168 @@
+//! The efficiency figures of seed 002 that this process can measure about itself without
+//! `unsafe`: CPU time (`/proc/self/stat` utime + stime, whole process, exited threads
+//! included), context switches (`/proc/*/status`, per thread), bytes read from and written to
+//! storage (`/proc/self/io`), peak RSS (VmHWM) and the database's size (du and apparent).
+//!
+//! Context switches: Linux keeps them per thread, and getrusage (which sums them over the
+//! process, dead threads included) needs `unsafe` through libc. So a phase's figure is the
+//! growth of every thread alive at its end (the engine's background threads) plus what each
+//! worker thread measured on itself before it exited; a thread that ends inside the phase and
+//! is not a worker is missed. Owns measuring and formatting; must not run operations.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::time::Instant;
+
+use super::super::report;
+
+/// The kernel's USER_HZ, the unit of /proc's CPU times: 100 on every Linux architecture.
+const USER_HZ: f64 = 100.0;
+
+/// Process figures at one moment.
+pub struct Sample {
+    at: Instant,
+    cpu_ticks: Option<u64>,
+    io: Option<(u64, u64)>,
+    threads: HashMap<u64, u64>,
+}
+
+impl Sample {
+    pub fn take() -> Self {
+        Self { at: Instant::now(), cpu_ticks: cpu_ticks(), io: io_bytes(), threads: thread_switches() }
+    }
+
+    /// Wall seconds since this sample.
+    pub fn elapsed(&self) -> f64 {
+        self.at.elapsed().as_secs_f64()
+    }
+}
+
+/// (read_bytes, write_bytes) of /proc/self/io.
+fn io_bytes() -> Option<(u64, u64)> {
+    let text = std::fs::read_to_string("/proc/self/io").ok()?;
+    Some((field(&text, "read_bytes:")?, field(&text, "write_bytes:")?))
+}
+
+fn field(text: &str, name: &str) -> Option<u64> {
+    let line = text.lines().find(|l| l.starts_with(name))?;
+    line[name.len()..].split_whitespace().next()?.parse().ok()
+}
+
+/// utime + stime of the whole process, in clock ticks (fields 14 and 15 of /proc/self/stat).
+fn cpu_ticks() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // The command name may hold spaces; the fields after it start past its closing ')'.
+    let rest = &text[text.rfind(')')? + 1..];
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    // rest starts at field 3 (state), so field k is fields[k - 3].
+    Some(fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?)
+}
+
+/// Voluntary plus involuntary context switches of one thread's status text.
+fn switches(text: &str) -> Option<u64> {
+    Some(field(text, "voluntary_ctxt_switches:")? + field(text, "nonvoluntary_ctxt_switches:")?)
+}
+
+/// The calling thread's context switches so far.
+pub fn own_switches() -> Option<u64> {
+    switches(&std::fs::read_to_string("/proc/thread-self/status").ok()?)
+}
+
+/// Context switches so far of every live thread of the process, by thread id.
+fn thread_switches() -> HashMap<u64, u64> {
+    let Ok(dir) = std::fs::read_dir("/proc/self/task") else { return HashMap::new() };
+    dir.flatten()
+        .filter_map(|e| {
+            let tid = e.file_name().to_str()?.parse().ok()?;
+            let n = switches(&std::fs::read_to_string(e.path().join("status")).ok()?)?;
+            Some((tid, n))
+        })
+        .collect()
+}
+
+/// Apparent size of a directory tree (`du --apparent-size`): the sum of file lengths.
+fn apparent_size(path: &Path) -> u64 {
+    let Ok(meta) = std::fs::symlink_metadata(path) else { return 0 };
+    if !meta.is_dir() {
+        return meta.len();
+    }
+    let children = std::fs::read_dir(path).into_iter().flatten().flatten();
+    children.map(|e| apparent_size(&e.path())).sum()
+}
+
+/// A phase's figures per operation.
+pub struct Efficiency {
+    pub ops: u64,
+    cpu_secs: Option<f64>,
+    io: Option<(u64, u64)>,
+    switches: Option<u64>,
+    db_du: u64,
+    db_apparent: u64,
+    peak_rss: Option<u64>,
+}
+
+impl Efficiency {
+    /// The figures from `before` to now, for `ops` operations; `worker_switches` is what
+    /// each worker thread counted on itself (None if any could not).
+    pub fn since(before: &Sample, ops: u64, worker_switches: Option<u64>, db: &Path) -> Self {
+        let now = Sample::take();
+        let cpu_secs = now.cpu_ticks.zip(before.cpu_ticks).map(|(a, b)| a.saturating_sub(b) as f64 / USER_HZ);
+        let io =
+            now.io.zip(before.io).map(|((r1, w1), (r0, w0))| (r1.saturating_sub(r0), w1.saturating_sub(w0)));
+        let engine: u64 = now
+            .threads
+            .iter()
+            .map(|(tid, n)| n.saturating_sub(before.threads.get(tid).copied().unwrap_or(0)))
+            .sum();
+        Self {
+            ops,
+            cpu_secs,
+            io,
+            switches: worker_switches.map(|w| w + engine),
+            db_du: report::disk_usage(db),
+            db_apparent: apparent_size(db),
+            peak_rss: report::peak_rss_bytes(),
+        }
+    }
+
+    /// `Efficiency PHASE: ...`, the seed's columns: db.gb, r/o (here KB), wKB/o, cs/o, cpu/o.
+    pub fn line(&self, phase: &str) -> String {
+        let per = |x: f64| x / self.ops.max(1) as f64;
+        let na = || "n/a".to_string();
+        let mb = |b: u64| b as f64 / 1_048_576.0;
+        format!(
+            "Efficiency {phase}: ops {} db_size {:.1} MB du / {:.1} MB apparent, rKB/op {}, wKB/op {}, \
+             cs/op {}, cpu us/op {}, peak RSS {}\n",
+            self.ops,
+            mb(self.db_du),
+            mb(self.db_apparent),
+            self.io.map_or_else(na, |(r, _)| format!("{:.3}", per(r as f64 / 1024.0))),
+            self.io.map_or_else(na, |(_, w)| format!("{:.3}", per(w as f64 / 1024.0))),
+            self.switches.map_or_else(na, |s| format!("{:.2}", per(s as f64))),
+            self.cpu_secs.map_or_else(na, |c| format!("{:.1}", per(c * 1e6))),
+            self.peak_rss.map_or_else(na, |r| format!("{:.1} MB", mb(r))),
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn proc_figures_are_read() {
+        let before = Sample::take();
+        assert!(before.cpu_ticks.is_some() && !before.threads.is_empty());
+        assert!(own_switches().is_some());
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("f"), vec![0u8; 5000]).unwrap();
+        let e = Efficiency::since(&before, 10, Some(0), dir.path());
+        assert_eq!(e.db_apparent, 5000);
+        let line = e.line("load");
+        assert!(
+            line.starts_with("Efficiency load: ops 10 db_size ") && line.contains("cpu us/op "),
+            "{line}"
+        );
+        assert_eq!(switches("voluntary_ctxt_switches:\t5\nnonvoluntary_ctxt_switches:\t2\n"), Some(7));
+    }
+}

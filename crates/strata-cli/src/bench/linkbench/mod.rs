@@ -1,0 +1,257 @@
+//! `strata bench --benchmarks=linkbench` (issue 35): Facebook's LinkBench social-graph
+//! workload (seed 002) on strata: a load phase (`--maxid1` nodes with a LinkBench-shaped number
+//! of out-links each, every list's count written with its links) and a request phase
+//! (`--requesters` threads drawing LinkBench's ten operations in FBWorkload's proportions),
+//! then a checker that every list's count equals its visible links.
+//!
+//! Owns: the run (open, phases, output, check) and its flags' meaning. Must not: contain the
+//! operation loops (phases.rs), distributions (workload.rs), byte layout (layout.rs) or engine
+//! calls (store.rs). `--transactions=0` does the same writes as plain batches, to show the
+//! lost count updates transactions prevent; the checker then usually fails the run.
+
+mod checker;
+mod efficiency;
+mod layout;
+mod phases;
+mod store;
+mod workload;
+
+use std::io::Write;
+use std::path::Path;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use anyhow::{bail, Result};
+use strata::WriteOptions;
+
+use super::engine::{self, EngineOptions};
+use super::flags::Flags;
+use super::histogram::Histogram;
+use super::valuegen::ValuePool;
+use efficiency::{Efficiency, Sample};
+use phases::{IdChoosers, PhaseConfig, PhaseOut};
+use store::{LinkStore, StrataLinkStore};
+use workload::OPS;
+
+/// The benchmark name in `--benchmarks`.
+pub const NAME: &str = "linkbench";
+
+/// The largest payload a generated node or link can have (twice the mean node size).
+const MAX_DATA: usize = 2 * workload::NODE_DATA_MEAN;
+
+/// Runs LinkBench as `flags` say, writing its report to `out`; an error (exit 2) when the
+/// checker finds a count that does not match its list.
+pub fn run(flags: &Flags, out: &mut dyn Write) -> Result<()> {
+    if flags.benchmarks.len() != 1 {
+        bail!("linkbench runs alone: --benchmarks=linkbench (it loads and checks its own database)");
+    }
+    if flags.engine != "strata" {
+        bail!(
+            "linkbench runs on --engine=strata only for now (RocksDB's TransactionDB and LMDB are to come)"
+        );
+    }
+    let seed = match flags.seed {
+        0 => SystemTime::now().duration_since(UNIX_EPOCH).map_or(1, |d| d.as_micros() as u64),
+        s => s,
+    };
+    let (path, _temp_guard) = super::runner::db_dir(flags)?;
+    let csv = super::runner::open_csv(flags)?;
+    let store = open_store(flags, &path)?;
+    write!(out, "{}", header(flags, &path, seed))?;
+    let pool = ValuePool::new(MAX_DATA, flags.compression_ratio);
+    let mut cfg = PhaseConfig {
+        maxid1: flags.maxid1,
+        threads: flags.loaders,
+        seed,
+        requests: flags.requests,
+        duration: Duration::from_secs(flags.duration),
+        stats_interval: (flags.stats_interval_seconds > 0)
+            .then(|| Duration::from_secs(flags.stats_interval_seconds)),
+        csv: csv.as_deref(),
+        pool: &pool,
+    };
+    if flags.use_existing_db {
+        writeln!(out, "load: skipped (--use_existing_db is true)")?;
+    } else {
+        load_phase(&store, &cfg, &path, out)?;
+    }
+    cfg.threads = flags.requesters;
+    request_phase(&store, &cfg, &path, out)?;
+    let report = checker::check(&store)?;
+    write!(out, "{}", report.text())?;
+    out.flush()?;
+    if !report.ok() {
+        bail!(
+            "linkbench checker: {} count mismatches, {} id2 index entries for {} links; the database is not consistent",
+            report.mismatches,
+            report.index_entries,
+            report.links
+        );
+    }
+    Ok(())
+}
+
+fn open_store(flags: &Flags, path: &Path) -> Result<StrataLinkStore> {
+    let opts = EngineOptions::from_flags(flags, path);
+    if !flags.use_existing_db {
+        engine::destroy(path)?;
+    }
+    let write_opts = WriteOptions { sync: flags.sync, disable_wal: flags.disable_wal };
+    let strata_opts = super::engine_strata::options(&opts)?;
+    StrataLinkStore::open(path, strata_opts, write_opts, flags.transactions, flags.maxid1)
+}
+
+fn header(f: &Flags, path: &Path, seed: u64) -> String {
+    format!(
+        "LinkBench:  maxid1 {} ({} nodes), {} link types, FBWorkload.properties operation mix\n\
+         Load:       {} loader threads\n\
+         Requests:   {} requester threads, {}\n\
+         Writes:     {} (sync {}, disable_wal {})\n\
+         Seed:       {seed}\n\
+         Engine:     strata\nDB path:    [{}]\n\
+         ------------------------------------------------\n",
+        f.maxid1,
+        f.maxid1.saturating_sub(workload::START_ID),
+        workload::LINK_TYPE_COUNT,
+        f.loaders,
+        f.requesters,
+        if f.duration > 0 {
+            format!("{} seconds", f.duration)
+        } else {
+            format!("{} requests each", f.requests)
+        },
+        if f.transactions {
+            "one optimistic transaction per operation, retried on Busy"
+        } else {
+            "plain write batches, NO transactions"
+        },
+        u8::from(f.sync),
+        u8::from(f.disable_wal),
+        path.display(),
+    )
+}
+
+fn load_phase(store: &dyn LinkStore, cfg: &PhaseConfig<'_>, path: &Path, out: &mut dyn Write) -> Result<()> {
+    let before = Sample::take();
+    let o = phases::load(store, cfg)?;
+    let secs = before.elapsed().max(1e-6);
+    let h = &o.hists[0];
+    writeln!(
+        out,
+        "load         : {} nodes, {} links in {secs:.3} seconds: {:.0} nodes/sec, {:.0} links/sec",
+        o.nodes,
+        o.links,
+        o.nodes as f64 / secs,
+        o.links as f64 / secs
+    )?;
+    writeln!(out, "  per node (node + its links + counts): {}", latency(h))?;
+    let eff = Efficiency::since(&before, o.nodes, o.switches, path);
+    write!(out, "{}", eff.line("load (per node)"))?;
+    Ok(())
+}
+
+fn request_phase(
+    store: &dyn LinkStore,
+    cfg: &PhaseConfig<'_>,
+    path: &Path,
+    out: &mut dyn Write,
+) -> Result<()> {
+    let ids = IdChoosers::new(cfg.maxid1, cfg.seed);
+    let retries_before = store.retries();
+    let before = Sample::take();
+    let o = phases::requests(store, cfg, &ids)?;
+    let secs = before.elapsed().max(1e-6);
+    write!(out, "{}", op_table(&o, secs))?;
+    writeln!(
+        out,
+        "retries: {} transactions begun again after Error::Busy",
+        store.retries() - retries_before
+    )?;
+    let total: u64 = o.hists.iter().map(Histogram::count).sum();
+    let eff = Efficiency::since(&before, total, o.switches, path);
+    write!(out, "{}", eff.line("requests (per request)"))?;
+    Ok(())
+}
+
+fn latency(h: &Histogram) -> String {
+    format!(
+        "P50 {:.1} P99 {:.1} Max {} us (average {:.1})",
+        h.percentile(50.0),
+        h.percentile(99.0),
+        h.max(),
+        h.average()
+    )
+}
+
+/// LinkBench's end-of-run table: per operation its count, rate and latency, then the total.
+fn op_table(o: &PhaseOut, secs: f64) -> String {
+    let mut s = format!(
+        "requests     : {secs:.3} seconds\n{:<16} {:>10} {:>10} {:>10} {:>10} {:>10}\n",
+        "operation", "count", "ops/sec", "P50 us", "P99 us", "Max us"
+    );
+    let mut all = Histogram::new();
+    for ((_, name, _), h) in OPS.iter().zip(&o.hists) {
+        s.push_str(&row(name, h, secs));
+        all.merge(h);
+    }
+    s.push_str(&row("TOTAL", &all, secs));
+    s
+}
+
+fn row(name: &str, h: &Histogram, secs: f64) -> String {
+    format!(
+        "{name:<16} {:>10} {:>10.0} {:>10.1} {:>10.1} {:>10}\n",
+        h.count(),
+        h.count() as f64 / secs,
+        h.percentile(50.0),
+        h.percentile(99.0),
+        h.max()
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::flags;
+
+    fn run(dir: &std::path::Path, extra: &[&str]) -> (anyhow::Result<()>, String) {
+        let db = format!("--db={}", dir.display());
+        let mut args = vec!["--benchmarks=linkbench", "--seed=1", "--compression_type=none", &db];
+        args.extend_from_slice(extra);
+        let f = flags::parse(&args).unwrap();
+        let mut out = Vec::new();
+        let r = super::run(&f, &mut out);
+        (r, String::from_utf8(out).unwrap())
+    }
+
+    #[test]
+    fn transactional_run_keeps_every_count_right() {
+        let dir = tempfile::tempdir().unwrap();
+        let args = ["--maxid1=2000", "--requests=10000", "--requesters=2", "--loaders=2"];
+        let (r, out) = run(dir.path(), &args);
+        r.unwrap_or_else(|e| panic!("{e:#}\n{out}"));
+        assert!(out.contains(" 0 count mismatches\n"), "{out}");
+        assert!(out.contains("load         : 1999 nodes, "), "{out}");
+        let total = out.lines().find(|l| l.starts_with("TOTAL ")).unwrap_or_else(|| panic!("{out}"));
+        assert_eq!(total.split_whitespace().nth(1), Some("20000"), "{out}");
+        for (_, name, _) in super::OPS {
+            let line = out.lines().find(|l| l.starts_with(&format!("{name} "))).unwrap();
+            let n: u64 = line.split_whitespace().nth(1).unwrap().parse().unwrap();
+            assert!(n > 0 || name == "MULTIGET_LINK", "{line}");
+        }
+        assert!(out.contains("Efficiency load (per node): ops 1999 db_size "), "{out}");
+        assert!(out.contains("Efficiency requests (per request): ops 20000 "), "{out}");
+
+        // The same database again, requests only.
+        let (r, out) = run(dir.path(), &["--maxid1=2000", "--requests=500", "--use_existing_db"]);
+        r.unwrap_or_else(|e| panic!("{e:#}\n{out}"));
+        assert!(out.contains("load: skipped") && out.contains(" 0 count mismatches\n"), "{out}");
+    }
+
+    #[test]
+    fn linkbench_refuses_company_and_other_engines() {
+        let dir = tempfile::tempdir().unwrap();
+        let (r, _) = run(dir.path(), &["--benchmarks=linkbench,fillseq"]);
+        assert!(r.unwrap_err().to_string().contains("linkbench runs alone"));
+        let (r, _) = run(dir.path(), &["--engine=memory"]);
+        assert!(r.unwrap_err().to_string().contains("--engine=strata only"));
+    }
+}
