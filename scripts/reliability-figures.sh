@@ -4,8 +4,8 @@
 #   scripts/reliability-figures.sh          # stress runs, crash loops, an hour under IO faults
 #   scripts/reliability-figures.sh --all    # also fault-injection, corruption tests and fuzzing
 # Sizes can be overridden: SYNC_CYCLES (1000), NOSYNC_CYCLES (200), KILL_CYCLES (500),
-# CRASH_TEST_CYCLES (1000), STRESS_SECONDS (120), POWER_LOSS_SEEDS (10000), FAULT_SECONDS (3600),
-# FUZZ_SECONDS (60), SEED (from the clock). The faults run's log (and any failing crash image) is
+# CRASH_TEST_CYCLES (1000), BANK_CYCLES (300), STRESS_SECONDS (120), POWER_LOSS_SEEDS (10000),
+# FAULT_SECONDS (3600), FUZZ_SECONDS (60), SEED (from the clock). The faults run's log (and any failing crash image) is
 # kept in a directory printed on failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,6 +13,7 @@ sync_cycles=${SYNC_CYCLES:-1000}
 nosync_cycles=${NOSYNC_CYCLES:-200}
 kill_cycles=${KILL_CYCLES:-500}
 crash_test_cycles=${CRASH_TEST_CYCLES:-1000}
+bank_cycles=${BANK_CYCLES:-300}
 stress_seconds=${STRESS_SECONDS:-120}
 fault_seconds=${FAULT_SECONDS:-3600}
 fuzz_seconds=${FUZZ_SECONDS:-60}
@@ -34,6 +35,9 @@ $bin crash-loop --db "$work/crash-nosync" --cycles "$nosync_cycles" --threads 4 
 echo "== crash loop with 4 column families (the last dropped and recreated), 20% synced, $nosync_cycles cycles"
 $bin crash-loop --db "$work/crash-cf" --cycles "$nosync_cycles" --threads 4 --sync-percent 20 --column-families 4 \
   --cf-drops-per-10k 20 --seed "$seed" | grep '^crash-loop'
+echo "== bank transfers in transactions under kill -9, $bank_cycles cycles (mode drawn per cycle, 20% synced)"
+$bin bank --db "$work/bank" --cycles "$bank_cycles" --threads 4 --sync-percent 20 --max-ms 1500 --seed "$seed" |
+  grep '^bank'
 echo "== faults: in memory under random IO faults, crash images every 2 s, ${fault_seconds}s"
 faults_dir=$(mktemp -d)
 $bin faults --duration "$fault_seconds" --seed "$seed" --log "$faults_dir/faults.log" |

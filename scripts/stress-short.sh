@@ -3,9 +3,10 @@
 # flushes and compactions against an expected-state oracle, then a short kill -9 loop, a loop
 # whose children kill themselves at the engine's kill points (every point must fire), a
 # crash-test loop that draws each cycle's engine options, and the same workload in memory under
-# random IO faults with crash images (`faults`). Release mode matters: races between a writer and
-# readers (e.g. the memtable seek race of 2026-11-26, docs/reliability.md) need the write rate of
-# an optimized build to show up in seconds.
+# random IO faults with crash images (`faults`), and bank transfers in transactions under kill -9
+# (`bank`: the total never changes, every transfer all or nothing). Release mode matters: races
+# between a writer and readers (e.g. the memtable seek race of 2026-11-26, docs/reliability.md)
+# need the write rate of an optimized build to show up in seconds.
 # The tool is built once, with the engine's kill points compiled in: they do nothing unless a
 # loop arms them through the environment, and one build instead of two keeps CI a build
 # shorter (~2 minutes on 2 cores).
@@ -13,7 +14,8 @@
 # versions: scripts/reliability-figures.sh.
 #   env: STRESS_SECONDS (30: the sync=false run; the sync=true run gets a third), CRASH_CYCLES (10:
 #        the kill -9 and crash-test loops), KILL_CYCLES (60: each kill point the target of two or more),
-#        FAULT_SECONDS (20), SEED (from the clock; printed, so a failure can be re-run)
+#        FAULT_SECONDS (20), BANK_CYCLES (12: about 10 s), SEED (from the clock; printed, so a
+#        failure can be re-run)
 # The faults run keeps its log (and any failing crash image) in a directory it prints on failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,6 +23,7 @@ seconds=${STRESS_SECONDS:-30}
 cycles=${CRASH_CYCLES:-10}
 kill_cycles=${KILL_CYCLES:-60}
 fault_seconds=${FAULT_SECONDS:-20}
+bank_cycles=${BANK_CYCLES:-12}
 seed=${SEED:-$(date +%s)}
 cargo build --release -p strata-stress --features kill-points
 bin=target/release/strata-stress
@@ -42,6 +45,11 @@ $bin crash-loop --db "$work/crash-cf" --cycles "$cycles" --threads 4 --sync-perc
   --cf-drops-per-10k 20 --seed "$seed" | grep '^crash-loop'
 $bin crash-test --db "$work/crash-test-cf" --cycles "$cycles" --threads 4 --column-families 4 --cf-drops-per-10k 20 \
   --seed "$seed" | grep -E '^(crash-test|final)'
+# Transactions: transfers between 16 accounts (balances and a journal in two families), the mode
+# (optimistic, pessimistic, pessimistic with a snapshot) drawn per cycle, 20% synced; the total is
+# checked at the child's snapshots while it runs and after every kill.
+$bin bank --db "$work/bank" --cycles "$bank_cycles" --threads 4 --sync-percent 20 --max-ms 700 --seed "$seed" |
+  grep '^bank'
 faults_dir=$(mktemp -d)
 $bin faults --duration "$fault_seconds" --seed "$seed" --log "$faults_dir/faults.log" |
   grep -E '^faults' || { echo "stress-short: faults run failed; log and images in $faults_dir" >&2; exit 1; }

@@ -1,13 +1,14 @@
 //! `strata-stress`: a db_stress-like concurrent stress tool for strata with an expected-state
 //! oracle (`run`, `run --verify-only`), a crash-loop driver killed from outside or at the
 //! engine's kill points (`crash-loop`, `crash-loop --kill-points`), a crash driver that draws
-//! each cycle's options (`crash-test`), and an in-memory run under random IO faults with crash
-//! images (`faults`).
+//! each cycle's options (`crash-test`), an in-memory run under random IO faults with crash
+//! images (`faults`), and bank transfers in transactions under kill -9 cycles (`bank`).
 //!
 //! This file owns the command line only: it parses flags into the configs of `run` and
 //! `crash_loop` and maps failures to exit codes (3 = mismatch, 2 = engine error, 1 = tool error,
 //! 4 = a kill point never fired). It must not contain test logic.
 
+mod bank;
 mod crash_loop;
 mod crash_test;
 mod failure;
@@ -51,6 +52,12 @@ enum Cmd {
     /// Run in memory on a fault-injecting filesystem: random faults, resume or reopen after
     /// each error, crash images checked while writers run.
     Faults(faults::FaultArgs),
+    /// Bank transfers in transactions under kill -9 cycles: the total never changes, every
+    /// transfer is all or nothing, every acknowledged one survives.
+    Bank(bank::BankArgs),
+    /// One child of `bank` (started by it).
+    #[command(hide = true)]
+    BankChild(bank::ChildArgs),
 }
 
 /// Flags shared by `run` and `crash-loop` (which passes them on to its children).
@@ -236,6 +243,8 @@ fn main() {
         Cmd::Run(a) if a.verify_only => run::verify_only(&run_config(a)),
         Cmd::Run(a) => run::run(&run_config(a)),
         Cmd::Faults(a) => faults::run(a),
+        Cmd::Bank(a) => bank::run(a),
+        Cmd::BankChild(a) => Err(bank::run_child(a)),
         Cmd::CrashLoop(a) => {
             let kind = if a.kill_points { LoopKind::KillPoints } else { LoopKind::Blackbox };
             crash_loop::crash_loop(&loop_config(a, kind, 0))

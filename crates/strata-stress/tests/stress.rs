@@ -352,3 +352,36 @@ fn the_verifier_accepts_exactly_the_states_a_crash_during_a_drop_can_leave() {
     let out = verify_families(dir.path());
     assert_eq!(out.status.code(), Some(3), "data of an acknowledged drop came back");
 }
+
+/// `bank` in each transaction mode, a second run continuing the first's database, and a run
+/// refused (exit 3) once a transfer is made half present behind its back.
+#[test]
+fn bank_transfers_survive_kills_in_every_mode_and_a_half_transfer_is_caught() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("bank").display().to_string();
+    let bank = |extra: &[&str]| {
+        let args =
+            ["bank", "--db", &db, "--cycles", "2", "--threads", "3", "--min-ms", "150", "--max-ms", "400"];
+        stress(&[&args[..], extra].concat())
+    };
+    for mode in ["optimistic", "pessimistic", "pessimistic-snapshot"] {
+        let out = bank(&["--mode", mode, "--sync-percent", "50"]);
+        assert_eq!(out.status.code(), Some(0), "bank --mode {mode} failed");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(stdout.contains("bank: cycles=2 ") && stdout.contains("acked_lost=0"), "{stdout}");
+        assert!(!stdout.contains(" acked=0 "), "nothing was acknowledged: {stdout}");
+    }
+    let handle = Db::open_cf(
+        &db,
+        Options::default(),
+        [("accounts", Options::default()), ("journal", Options::default())],
+    )
+    .unwrap();
+    let journal = handle.cf("journal").unwrap();
+    let entry = format!("0 1 5 {}", ".".repeat(96));
+    handle.put_cf(&journal, &WriteOptions::default(), b"t999999-000-0000000000", entry.as_bytes()).unwrap();
+    handle.close().unwrap();
+    let out = bank(&[]);
+    assert_eq!(out.status.code(), Some(3), "a journal entry without its balance changes must fail the audit");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("half present"));
+}

@@ -2,7 +2,9 @@
 //! into stripes: a version is visible to the oldest snapshot at or above its sequence number, or
 //! to "latest" when there is none. Within a stripe only the newest version can be read, so the
 //! rest are dropped. Merge operands are folded onto a base in the same stripe. At the bottommost
-//! level a tombstone with nothing older left to hide is dropped too.
+//! level a tombstone with nothing older left to hide is dropped too, unless it is newer than the
+//! oldest snapshot: an optimistic transaction's commit check (`txn::transaction`) reads the
+//! newest sequence number of a key it tracked and must see a delete made after its snapshot.
 //!
 //! Pure logic: no IO. Blob values are resolved through the caller's `read_blob` callback.
 
@@ -34,6 +36,11 @@ pub struct Rules<'a> {
 impl Rules<'_> {
     fn stripe(&self, seq: SeqNo) -> usize {
         self.snapshots.partition_point(|&s| s < seq)
+    }
+
+    /// Whether every live snapshot sees the write at `seq` (true without snapshots).
+    fn older_than_every_snapshot(&self, seq: SeqNo) -> bool {
+        self.snapshots.first().is_none_or(|&oldest| seq <= oldest)
     }
 }
 
@@ -83,7 +90,11 @@ fn resolve_stripe(
         }
     };
     match first.kind {
-        ValueKind::Delete if rules.bottommost && !older_stripes_remain => drop_all(&older, out),
+        ValueKind::Delete
+            if rules.bottommost && !older_stripes_remain && rules.older_than_every_snapshot(first.seq) =>
+        {
+            drop_all(&older, out)
+        }
         ValueKind::Put | ValueKind::Blob | ValueKind::Delete => {
             drop_all(&older, out);
             out.kept.push(first);
@@ -164,6 +175,10 @@ mod tests {
         assert_eq!(o.dropped_blobs, vec![b"ptr".to_vec()]);
         assert_eq!(run(v.clone(), &[], false).kept, vec![v[0].clone()]);
         assert_eq!(run(v.clone(), &[6], true).kept, v);
+        // Newer than a snapshot: kept, so a transaction holding the snapshot sees the delete's
+        // sequence number in its commit check; the older version is still dropped.
+        assert_eq!(run(v.clone(), &[3], true).kept, vec![v[0].clone()]);
+        assert_eq!(run(v.clone(), &[9], true).kept, Vec::<Entry>::new());
     }
 
     #[test]
