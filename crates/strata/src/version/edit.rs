@@ -111,7 +111,7 @@ impl VersionEdit {
         for (i, e) in edits.iter().enumerate() {
             // A leading default-family edit with no field would encode to nothing and vanish
             // from the group: it gets its tag too.
-            let empty_lead = i == 0 && edits.len() > 1 && e.encode().is_empty();
+            let empty_lead = i == 0 && edits.len() > 1 && *e == VersionEdit::default();
             e.encode_to(&mut dst, i > 0 || empty_lead);
         }
         dst
