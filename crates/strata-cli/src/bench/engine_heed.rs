@@ -34,40 +34,7 @@ pub struct HeedDb {
 impl HeedDb {
     /// Opens (or creates, unless `--use_existing_db`) the environment in the directory `o.path`.
     pub fn open(o: &EngineOptions) -> Result<Self> {
-        if let Some(name) = &o.merge_operator {
-            bail!("engine heed (LMDB) has no merge operator (--merge_operator={name})");
-        }
-        // LMDB stores values as given: every --compression_type is accepted and means "none".
-        // It has no WAL either, so `disable_wal` is ignored by the writes below.
-        if o.use_existing && !o.path.join(DATA_FILE).is_file() {
-            bail!("--use_existing_db: no LMDB environment at {} (no {DATA_FILE})", o.path.display());
-        }
-        std::fs::create_dir_all(&o.path)?;
-        // `--sync=0`: MDB_NOSYNC, a commit writes its pages to the file (the kernel has them, so a
-        // killed process loses nothing) but does not fsync, so a power loss may lose the last
-        // commits. `--sync=1`: LMDB's default commit, which fsyncs the data before the meta page.
-        let no_sync = !o.sync;
-        let mut options = EnvOpenOptions::new();
-        options.map_size(MAP_SIZE);
-        if no_sync {
-            // SAFETY: heed marks NO_SYNC unsafe because after an OS crash or power loss the last
-            // commits may be lost and, on a filesystem that reorders writes, the file may be left
-            // inconsistent (LMDB's docs), and a later open would map it. A killed process is
-            // safe: the kernel has every committed page. That risk is what `--sync=0` accepts
-            // (RocksDB's unsynced WAL takes the same one); a database that went through an OS
-            // crash is to be recreated, not reused with --use_existing_db.
-            unsafe {
-                options.flags(EnvFlags::NO_SYNC);
-            }
-        }
-        // SAFETY: the map is undefined behaviour only if the file changes under it other than
-        // through LMDB. The directory is the benchmark's own (created empty by the harness or
-        // named by --use_existing_db), this process opens one Env per path at a time (the runner
-        // drops the engine before it empties the directory and reopens it, and heed refuses a
-        // second open of an open path with EnvAlreadyOpened), and other processes that might
-        // open it go through LMDB's lock file.
-        let env = unsafe { options.open(&o.path) }
-            .with_context(|| format!("opening LMDB at {}", o.path.display()))?;
+        let (env, no_sync) = open_env(o, 0)?;
         let wtxn = env.write_txn()?;
         let db = env
             .create_databases_and_commit(wtxn, |opener, wtxn| -> heed::Result<_> {
@@ -89,6 +56,49 @@ impl HeedDb {
         }
         Ok(())
     }
+}
+
+/// Opens (or creates, unless `--use_existing_db`) the environment in the directory `o.path`,
+/// with room for `named_dbs` named databases; also returns whether it was opened `MDB_NOSYNC`.
+pub(super) fn open_env(o: &EngineOptions, named_dbs: u32) -> Result<(Env, bool)> {
+    if let Some(name) = &o.merge_operator {
+        bail!("engine heed (LMDB) has no merge operator (--merge_operator={name})");
+    }
+    // LMDB stores values as given: every --compression_type is accepted and means "none".
+    // It has no WAL either, so `disable_wal` is ignored by the writes below.
+    if o.use_existing && !o.path.join(DATA_FILE).is_file() {
+        bail!("--use_existing_db: no LMDB environment at {} (no {DATA_FILE})", o.path.display());
+    }
+    std::fs::create_dir_all(&o.path)?;
+    // `--sync=0`: MDB_NOSYNC, a commit writes its pages to the file (the kernel has them, so a
+    // killed process loses nothing) but does not fsync, so a power loss may lose the last
+    // commits. `--sync=1`: LMDB's default commit, which fsyncs the data before the meta page.
+    let no_sync = !o.sync;
+    let mut options = EnvOpenOptions::new();
+    options.map_size(MAP_SIZE);
+    if named_dbs > 0 {
+        options.max_dbs(named_dbs);
+    }
+    if no_sync {
+        // SAFETY: heed marks NO_SYNC unsafe because after an OS crash or power loss the last
+        // commits may be lost and, on a filesystem that reorders writes, the file may be left
+        // inconsistent (LMDB's docs), and a later open would map it. A killed process is
+        // safe: the kernel has every committed page. That risk is what `--sync=0` accepts
+        // (RocksDB's unsynced WAL takes the same one); a database that went through an OS
+        // crash is to be recreated, not reused with --use_existing_db.
+        unsafe {
+            options.flags(EnvFlags::NO_SYNC);
+        }
+    }
+    // SAFETY: the map is undefined behaviour only if the file changes under it other than
+    // through LMDB. The directory is the benchmark's own (created empty by the harness or
+    // named by --use_existing_db), this process opens one Env per path at a time (the runner
+    // drops the engine before it empties the directory and reopens it, and heed refuses a
+    // second open of an open path with EnvAlreadyOpened), and other processes that might
+    // open it go through LMDB's lock file.
+    let env =
+        unsafe { options.open(&o.path) }.with_context(|| format!("opening LMDB at {}", o.path.display()))?;
+    Ok((env, no_sync))
 }
 
 impl BenchDb for HeedDb {

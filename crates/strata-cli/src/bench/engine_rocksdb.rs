@@ -34,7 +34,7 @@ impl RocksDb {
     }
 }
 
-fn options(o: &EngineOptions) -> Result<Options> {
+pub(super) fn options(o: &EngineOptions) -> Result<Options> {
     let mut opts = Options::default();
     opts.create_if_missing(!o.use_existing);
     // db_bench's --max_background_compactions=2 --max_background_flushes=1 (the tuning flags).
@@ -102,7 +102,7 @@ fn uint64add(_key: &[u8], existing: Option<&[u8]>, operands: &MergeOperands) -> 
     Some(sum.to_le_bytes().to_vec())
 }
 
-fn write_options(sync: bool, disable_wal: bool) -> WriteOptions {
+pub(super) fn write_options(sync: bool, disable_wal: bool) -> WriteOptions {
     let mut w = WriteOptions::default();
     w.set_sync(sync);
     w.disable_wal(disable_wal);

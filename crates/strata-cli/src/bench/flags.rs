@@ -85,6 +85,8 @@ pub struct Flags {
     pub requests: u64,
     /// linkbench: each write operation is one transaction (false: a plain write batch).
     pub transactions: bool,
+    /// linkbench on strata: `optimistic` (conflicts found at commit) or `pessimistic` (locks).
+    pub txn_mode: String,
 }
 
 impl Flags {
@@ -345,6 +347,19 @@ pub static FLAGS: &[FlagSpec] = &[
          can lose count updates)",
         |f, v| set_bool(&mut f.transactions, v),
     ),
+    flag(
+        "txn_mode",
+        "optimistic",
+        "linkbench on strata: optimistic (conflicts found at commit, retried) or pessimistic \
+         (TransactionDb: get_for_update locks, as RocksDB's TransactionDB)",
+        |f, v| match v {
+            "optimistic" | "pessimistic" => {
+                f.txn_mode = v.to_string();
+                Ok(())
+            }
+            _ => Err(format!("{v:?}: use optimistic or pessimistic")),
+        },
+    ),
 ];
 
 /// The engine benchmarked unless `--engine` says otherwise (`memory` measures the harness alone).
@@ -476,7 +491,7 @@ pub fn help_text() -> String {
          benchmarks: fillseq fillrandom overwrite readrandom multireadrandom readseq readreverse seekrandom\n\
          \x20           updaterandom mergerandom deleterandom deleteseq readwhilewriting\n\
          \x20           seekrandomwhilewriting compact flush stats levelstats\n\
-         \x20           linkbench (alone: --maxid1 --loaders --requesters --requests --transactions)\n\nflags:\n",
+         \x20           linkbench (alone: --maxid1 --loaders --requesters --requests --transactions --txn_mode)\n\nflags:\n",
     );
     for spec in FLAGS {
         let def = if spec.default.is_empty() { "unset" } else { spec.default };

@@ -1,19 +1,26 @@
 //! `strata bench --benchmarks=linkbench` (issue 35): Facebook's LinkBench social-graph
-//! workload (seed 002) on strata: a load phase (`--maxid1` nodes with a LinkBench-shaped number
+//! workload (seed 002) on strata, RocksDB's TransactionDB (`--engine=rocksdb`) or LMDB
+//! (`--engine=heed`): a load phase (`--maxid1` nodes with a LinkBench-shaped number
 //! of out-links each, every list's count written with its links) and a request phase
 //! (`--requesters` threads drawing LinkBench's ten operations in FBWorkload's proportions),
 //! then a checker that every list's count equals its visible links.
 //!
 //! Owns: the run (open, phases, output, check) and its flags' meaning. Must not: contain the
 //! operation loops (phases.rs), distributions (workload.rs), byte layout (layout.rs) or engine
-//! calls (store.rs). `--transactions=0` does the same writes as plain batches, to show the
-//! lost count updates transactions prevent; the checker then usually fails the run.
+//! calls (store.rs and the store_* files). `--transactions=0` does the same writes as plain
+//! batches (strata only), to show the lost count updates transactions prevent; the checker then
+//! usually fails the run.
 
 mod checker;
 mod efficiency;
 mod layout;
 mod phases;
 mod store;
+#[cfg(feature = "heed")]
+mod store_lmdb;
+#[cfg(feature = "rocksdb")]
+mod store_rocksdb;
+mod store_strata;
 mod workload;
 
 use std::io::Write;
@@ -29,7 +36,8 @@ use super::histogram::Histogram;
 use super::valuegen::ValuePool;
 use efficiency::{Efficiency, Sample};
 use phases::{IdChoosers, PhaseConfig, PhaseOut};
-use store::{LinkStore, StrataLinkStore};
+use store::{Graph, LinkStore};
+use store_strata::{Atomicity, StrataTables};
 use workload::OPS;
 
 /// The benchmark name in `--benchmarks`.
@@ -44,11 +52,6 @@ pub fn run(flags: &Flags, out: &mut dyn Write) -> Result<()> {
     if flags.benchmarks.len() != 1 {
         bail!("linkbench runs alone: --benchmarks=linkbench (it loads and checks its own database)");
     }
-    if flags.engine != "strata" {
-        bail!(
-            "linkbench runs on --engine=strata only for now (RocksDB's TransactionDB and LMDB are to come)"
-        );
-    }
     let seed = match flags.seed {
         0 => SystemTime::now().duration_since(UNIX_EPOCH).map_or(1, |d| d.as_micros() as u64),
         s => s,
@@ -56,7 +59,7 @@ pub fn run(flags: &Flags, out: &mut dyn Write) -> Result<()> {
     let (path, _temp_guard) = super::runner::db_dir(flags)?;
     let csv = super::runner::open_csv(flags)?;
     let store = open_store(flags, &path)?;
-    write!(out, "{}", header(flags, &path, seed))?;
+    write!(out, "{}", header(flags, &path, seed, &store.describe()))?;
     let pool = ValuePool::new(MAX_DATA, flags.compression_ratio);
     let mut cfg = PhaseConfig {
         maxid1: flags.maxid1,
@@ -72,11 +75,11 @@ pub fn run(flags: &Flags, out: &mut dyn Write) -> Result<()> {
     if flags.use_existing_db {
         writeln!(out, "load: skipped (--use_existing_db is true)")?;
     } else {
-        load_phase(&store, &cfg, &path, out)?;
+        load_phase(store.as_ref(), &cfg, &path, out)?;
     }
     cfg.threads = flags.requesters;
-    request_phase(&store, &cfg, &path, out)?;
-    let report = checker::check(&store)?;
+    request_phase(store.as_ref(), &cfg, &path, out)?;
+    let report = checker::check(store.as_ref())?;
     write!(out, "{}", report.text())?;
     out.flush()?;
     if !report.ok() {
@@ -90,24 +93,52 @@ pub fn run(flags: &Flags, out: &mut dyn Write) -> Result<()> {
     Ok(())
 }
 
-fn open_store(flags: &Flags, path: &Path) -> Result<StrataLinkStore> {
+/// The engines LinkBench runs on (each optional one when built with its feature).
+const ENGINES: &str = "strata, rocksdb (RocksDB's TransactionDB) and heed (LMDB)";
+
+fn open_store(flags: &Flags, path: &Path) -> Result<Box<dyn LinkStore>> {
     let opts = EngineOptions::from_flags(flags, path);
     if !flags.use_existing_db {
         engine::destroy(path)?;
     }
-    let write_opts = WriteOptions { sync: flags.sync, disable_wal: flags.disable_wal };
-    let strata_opts = super::engine_strata::options(&opts)?;
-    StrataLinkStore::open(path, strata_opts, write_opts, flags.transactions, flags.maxid1)
+    let first_new_node = flags.maxid1;
+    if !flags.transactions && flags.engine != "strata" {
+        bail!("--transactions=0 is for --engine=strata only: {} always writes in transactions", flags.engine);
+    }
+    match flags.engine.as_str() {
+        "strata" => {
+            let write_opts = WriteOptions { sync: flags.sync, disable_wal: flags.disable_wal };
+            let atomicity = match (flags.transactions, flags.txn_mode == "pessimistic") {
+                (false, _) => Atomicity::Batch,
+                (true, false) => Atomicity::Optimistic,
+                (true, true) => Atomicity::Pessimistic,
+            };
+            let tables =
+                StrataTables::open(path, super::engine_strata::options(&opts)?, write_opts, atomicity)?;
+            Ok(Box::new(Graph::new(tables, first_new_node)))
+        }
+        #[cfg(feature = "rocksdb")]
+        "rocksdb" => {
+            let tables = store_rocksdb::RocksTables::open(&opts, flags.disable_wal)?;
+            Ok(Box::new(Graph::new(tables, first_new_node)))
+        }
+        #[cfg(feature = "heed")]
+        "heed" => Ok(Box::new(Graph::new(store_lmdb::LmdbTables::open(&opts)?, first_new_node))),
+        other => bail!(
+            "linkbench runs on {ENGINES}, not --engine={other} (an optional engine needs its cargo \
+             feature: --features rocksdb or --features heed)"
+        ),
+    }
 }
 
-fn header(f: &Flags, path: &Path, seed: u64) -> String {
+fn header(f: &Flags, path: &Path, seed: u64, engine: &str) -> String {
     format!(
         "LinkBench:  maxid1 {} ({} nodes), {} link types, FBWorkload.properties operation mix\n\
          Load:       {} loader threads\n\
          Requests:   {} requester threads, {}\n\
-         Writes:     {} (sync {}, disable_wal {})\n\
+         Writes:     sync {}, disable_wal {}\n\
          Seed:       {seed}\n\
-         Engine:     strata\nDB path:    [{}]\n\
+         Engine:     {engine}\nDB path:    [{}]\n\
          ------------------------------------------------\n",
         f.maxid1,
         f.maxid1.saturating_sub(workload::START_ID),
@@ -118,11 +149,6 @@ fn header(f: &Flags, path: &Path, seed: u64) -> String {
             format!("{} seconds", f.duration)
         } else {
             format!("{} requests each", f.requests)
-        },
-        if f.transactions {
-            "one optimistic transaction per operation, retried on Busy"
-        } else {
-            "plain write batches, NO transactions"
         },
         u8::from(f.sync),
         u8::from(f.disable_wal),
@@ -163,7 +189,7 @@ fn request_phase(
     write!(out, "{}", op_table(&o, secs))?;
     writeln!(
         out,
-        "retries: {} transactions begun again after Error::Busy",
+        "retries: {} transactions begun again after a conflict or lock timeout",
         store.retries() - retries_before
     )?;
     let total: u64 = o.hists.iter().map(Histogram::count).sum();
@@ -222,10 +248,12 @@ mod tests {
         (r, String::from_utf8(out).unwrap())
     }
 
-    #[test]
-    fn transactional_run_keeps_every_count_right() {
+    /// A short run with `extra` flags, then requests again on the same database: every count
+    /// right, every operation run, the efficiency lines printed.
+    fn assert_consistent_run(extra: &[&str]) {
         let dir = tempfile::tempdir().unwrap();
-        let args = ["--maxid1=2000", "--requests=10000", "--requesters=2", "--loaders=2"];
+        let mut args = vec!["--maxid1=2000", "--requests=10000", "--requesters=2", "--loaders=2"];
+        args.extend_from_slice(extra);
         let (r, out) = run(dir.path(), &args);
         r.unwrap_or_else(|e| panic!("{e:#}\n{out}"));
         assert!(out.contains(" 0 count mismatches\n"), "{out}");
@@ -241,9 +269,33 @@ mod tests {
         assert!(out.contains("Efficiency requests (per request): ops 20000 "), "{out}");
 
         // The same database again, requests only.
-        let (r, out) = run(dir.path(), &["--maxid1=2000", "--requests=500", "--use_existing_db"]);
+        let mut again = vec!["--maxid1=2000", "--requests=500", "--use_existing_db"];
+        again.extend_from_slice(extra);
+        let (r, out) = run(dir.path(), &again);
         r.unwrap_or_else(|e| panic!("{e:#}\n{out}"));
         assert!(out.contains("load: skipped") && out.contains(" 0 count mismatches\n"), "{out}");
+    }
+
+    #[test]
+    fn optimistic_run_keeps_every_count_right() {
+        assert_consistent_run(&[]);
+    }
+
+    #[test]
+    fn pessimistic_run_keeps_every_count_right() {
+        assert_consistent_run(&["--txn_mode=pessimistic"]);
+    }
+
+    #[cfg(feature = "heed")]
+    #[test]
+    fn the_lmdb_engine_keeps_every_count_right() {
+        assert_consistent_run(&["--engine=heed"]);
+    }
+
+    #[cfg(feature = "rocksdb")]
+    #[test]
+    fn the_rocksdb_engine_keeps_every_count_right() {
+        assert_consistent_run(&["--engine=rocksdb"]);
     }
 
     #[test]
@@ -251,7 +303,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let (r, _) = run(dir.path(), &["--benchmarks=linkbench,fillseq"]);
         assert!(r.unwrap_err().to_string().contains("linkbench runs alone"));
-        let (r, _) = run(dir.path(), &["--engine=memory"]);
+        let (r, _) = run(dir.path(), &["--engine=memory", "--transactions=0"]);
         assert!(r.unwrap_err().to_string().contains("--engine=strata only"));
+        let (r, _) = run(dir.path(), &["--engine=memory"]);
+        assert!(r.unwrap_err().to_string().contains("not --engine=memory"));
+        assert!(flags::parse(&["--txn_mode=eventual"]).is_err());
     }
 }

@@ -1,19 +1,17 @@
-//! The seam between the LinkBench driver and a database: [`LinkStore`], LinkBench's own
-//! `LinkStore`/`NodeStore` operations, and its strata implementation.
+//! The seam between the LinkBench driver and a database: [`LinkStore`] (LinkBench's own
+//! `LinkStore`/`NodeStore` operations) and [`Graph`], its one implementation, written once
+//! over [`Tables`]: four ordered tables with atomic, isolated transactions, which each engine
+//! provides (`store_strata.rs`, `store_rocksdb.rs`, `store_lmdb.rs`).
 //!
 //! Owns: how each operation reads and writes the tables of `layout.rs`, and how it stays
-//! atomic. With transactions on, every write operation is one optimistic strata transaction
-//! (its count and link index keys read with `get_for_update`), retried from the start on
-//! `Error::Busy`; with them off the same reads and writes go out as one plain `WriteBatch`,
-//! which is atomic but not isolated, so two concurrent adds to one list can lose a count.
-//! Must not: time operations, choose ids or print (mod.rs and workload.rs do). Another engine
-//! (RocksDB's TransactionDB, LMDB) is another implementation of the trait.
+//! atomic: every write operation is one transaction whose dependent reads are claimed
+//! ([`TxnOps::read`]) and which is begun again from the start when the engine reports a
+//! conflict. Must not: time operations, choose ids or print (mod.rs and workload.rs do), or
+//! name an engine.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use anyhow::{bail, Context, Result};
-use strata::txn::Transaction;
-use strata::{ColumnFamily, Db, Options, ReadOptions, WriteBatch, WriteOptions};
+use anyhow::{bail, Result};
 
 use super::layout::{self, Link, Node};
 
@@ -50,296 +48,268 @@ pub trait LinkStore: Send + Sync {
     fn scan_links(&self, f: &mut dyn FnMut(&Link)) -> Result<()>;
     /// Entries of the id2 index (each stored link has exactly one).
     fn index_entries(&self) -> Result<u64>;
+    /// One line on the engine and how its writes are made atomic, for the report's header.
+    fn describe(&self) -> String;
 }
 
-/// What a scan hands each (key, value) to.
+/// The four tables of `layout.rs`: a column family each on an LSM, a named database on LMDB.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Table {
+    Nodes,
+    Links,
+    Index,
+    Counts,
+}
+
+impl Table {
+    pub const ALL: [Self; 4] = [Self::Nodes, Self::Links, Self::Index, Self::Counts];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Nodes => layout::NODES,
+            Self::Links => layout::LINKS,
+            Self::Index => layout::LINK_INDEX,
+            Self::Counts => layout::COUNTS,
+        }
+    }
+
+    /// The position of this table in [`Table::ALL`].
+    pub fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// One transaction's reads and writes; a read sees the transaction's own writes.
+pub trait TxnOps {
+    /// A read the transaction's writes depend on, claimed against concurrent writers
+    /// (`get_for_update` on an LSM; LMDB's single writer claims everything).
+    fn read(&mut self, t: Table, key: &[u8]) -> Result<Option<Vec<u8>>>;
+    fn put(&mut self, t: Table, key: &[u8], value: &[u8]) -> Result<()>;
+    fn delete(&mut self, t: Table, key: &[u8]) -> Result<()>;
+}
+
+/// Point reads from one consistent view of every table.
+pub trait View {
+    fn get(&self, t: Table, key: &[u8]) -> Result<Option<Vec<u8>>>;
+}
+
+/// What a transaction runs: its reads and writes, and the operation's result.
+pub type TxnBody<'a> = dyn FnMut(&mut dyn TxnOps) -> Result<bool> + 'a;
+
+/// What a scan hands each (key, value) to; false stops the scan.
+pub type ScanFn<'a> = dyn FnMut(&[u8], &[u8]) -> Result<bool> + 'a;
+
+/// What a whole-table scan hands each (key, value) to.
 type EntryFn<'a> = dyn FnMut(&[u8], &[u8]) -> Result<()> + 'a;
+
+/// An engine's four tables, as [`Graph`] uses them.
+pub trait Tables: Send + Sync {
+    /// Runs `body` once as one transaction and commits it (or applies its writes as one plain
+    /// atomic batch, on an engine run without transactions). An error from `body` or from the
+    /// commit leaves nothing written.
+    fn transaction(&self, body: &mut TxnBody<'_>) -> Result<bool>;
+    /// Whether `e`, returned by [`Tables::transaction`], is a conflict (or lock timeout) after
+    /// which the same transaction begun again may succeed.
+    fn is_conflict(&self, e: &anyhow::Error) -> bool;
+    /// A single write outside any transaction.
+    fn put(&self, t: Table, key: &[u8], value: &[u8]) -> Result<()>;
+    /// The latest committed value.
+    fn get(&self, t: Table, key: &[u8]) -> Result<Option<Vec<u8>>>;
+    /// Runs `body` over one consistent view (a snapshot or a read transaction).
+    fn with_view(&self, body: &mut dyn FnMut(&dyn View) -> Result<()>) -> Result<()>;
+    /// Entries with `lower <= key < upper` (no upper bound when `None`) in key order, from one
+    /// consistent view, until `f` returns false.
+    fn scan(&self, t: Table, lower: &[u8], upper: Option<&[u8]>, f: &mut ScanFn<'_>) -> Result<()>;
+    /// The engine and how its writes are made atomic, for the report's header.
+    fn describe(&self) -> String;
+}
 
 /// How many times one operation may meet a conflict before the run stops with an error.
 const MAX_RETRIES: u64 = 10_000;
 
-/// LinkBench on strata: the four families of `layout.rs`.
-pub struct StrataLinkStore {
-    db: Db,
-    nodes: ColumnFamily,
-    links: ColumnFamily,
-    index: ColumnFamily,
-    counts: ColumnFamily,
-    transactions: bool,
-    write_opts: WriteOptions,
+/// LinkBench's graph on an engine's tables.
+pub struct Graph<T> {
+    tables: T,
     next_node: AtomicU64,
     retries: AtomicU64,
 }
 
-impl StrataLinkStore {
-    /// Opens (creating as needed) the families in the database at `path`; added nodes get ids
-    /// from `first_new_node` on.
-    pub fn open(
-        path: &std::path::Path,
-        opts: Options,
-        write_opts: WriteOptions,
-        transactions: bool,
-        first_new_node: u64,
-    ) -> Result<Self> {
-        let names = [layout::NODES, layout::LINKS, layout::LINK_INDEX, layout::COUNTS];
-        let families = names.map(|n| (n, opts.clone()));
-        let db = Db::open_cf(path, opts, families)
-            .with_context(|| format!("opening strata at {} for linkbench", path.display()))?;
-        let cf = |name: &str| db.cf(name).with_context(|| format!("column family {name} did not open"));
-        Ok(Self {
-            nodes: cf(layout::NODES)?,
-            links: cf(layout::LINKS)?,
-            index: cf(layout::LINK_INDEX)?,
-            counts: cf(layout::COUNTS)?,
-            db,
-            transactions,
-            write_opts,
-            next_node: AtomicU64::new(first_new_node),
-            retries: AtomicU64::new(0),
-        })
+impl<T: Tables> Graph<T> {
+    /// Added nodes get ids from `first_new_node` on.
+    pub fn new(tables: T, first_new_node: u64) -> Self {
+        Self { tables, next_node: AtomicU64::new(first_new_node), retries: AtomicU64::new(0) }
     }
 
-    /// Runs `f` as one atomic write, again from the start after a conflict.
-    fn atomically<T>(&self, f: impl Fn(&mut Writer<'_>) -> strata::Result<T>) -> Result<T> {
+    /// Runs `body` as one transaction, again from the start after a conflict.
+    fn atomically(&self, body: &mut TxnBody<'_>) -> Result<bool> {
         for _ in 0..MAX_RETRIES {
-            let mut w = if self.transactions {
-                Writer::Txn(self.db.begin_transaction(&self.write_opts))
-            } else {
-                Writer::Batch(&self.db, WriteBatch::new())
-            };
-            let result = f(&mut w).and_then(|v| w.commit(&self.write_opts).map(|()| v));
-            match result {
-                Err(strata::Error::Busy(_)) => {
+            match self.tables.transaction(body) {
+                Err(e) if self.tables.is_conflict(&e) => {
                     self.retries.fetch_add(1, Ordering::Relaxed);
                 }
-                other => return Ok(other?),
+                other => return other,
             }
         }
         bail!("linkbench: an operation conflicted {MAX_RETRIES} times in a row")
     }
 
-    /// The add/update body: write `link` visible, moving it if its time changed, and count it
-    /// if it was not visible. Returns whether a link with its id2 existed.
-    fn upsert_link(&self, w: &mut Writer<'_>, link: &Link) -> strata::Result<bool> {
-        let ikey = layout::index_key(link.id1, link.link_type, link.id2);
-        let old_time =
-            w.read(&self.index, &ikey)?.map(|v| layout::decode_time(&v)).transpose().map_err(corrupt)?;
-        let mut was_visible = false;
-        if let Some(t) = old_time {
-            let old_key = layout::link_key(link.id1, link.link_type, t, link.id2);
-            was_visible = w.read(&self.links, &old_key)?.is_some_and(|v| v.first() == Some(&1));
-            w.delete(&self.links, &old_key)?;
-        }
-        let new = Link { visible: true, ..link.clone() };
-        w.put(
-            &self.links,
-            &layout::link_key(link.id1, link.link_type, link.time, link.id2),
-            &layout::link_value(&new),
-        )?;
-        w.put(&self.index, &ikey, &layout::index_value(link.time))?;
-        if !was_visible {
-            self.add_to_count(w, link.id1, link.link_type, 1, link.time)?;
-        }
-        Ok(old_time.is_some())
-    }
-
-    /// Adds `delta` to the list's count: read (claimed, in a transaction), then written.
-    fn add_to_count(
-        &self,
-        w: &mut Writer<'_>,
-        id1: u64,
-        link_type: u64,
-        delta: i64,
-        time: u64,
-    ) -> strata::Result<()> {
-        let key = layout::list_prefix(id1, link_type);
-        let old = match w.read(&self.counts, &key)? {
-            Some(v) => layout::decode_count(&v).map_err(corrupt)?,
-            None => 0,
-        };
-        let new = old.saturating_add_signed(delta);
-        w.put(&self.counts, &key, &layout::count_value(new, time))
+    /// Hands every entry of `t` to `f`, in key order, from one consistent view.
+    fn scan_all(&self, t: Table, f: &mut EntryFn<'_>) -> Result<()> {
+        self.tables.scan(t, &[], None, &mut |k, v| f(k, v).map(|()| true))
     }
 }
 
-/// A record that does not decode, as the engine's error type.
-fn corrupt(e: anyhow::Error) -> strata::Error {
-    strata::Error::Corruption(format!("{e:#}"))
+/// The add/update body: write `link` visible, moving it if its time changed, and count it if
+/// it was not visible. Returns whether a link with its id2 existed.
+fn upsert_link(w: &mut dyn TxnOps, link: &Link) -> Result<bool> {
+    let ikey = layout::index_key(link.id1, link.link_type, link.id2);
+    let old_time = w.read(Table::Index, &ikey)?.map(|v| layout::decode_time(&v)).transpose()?;
+    let mut was_visible = false;
+    if let Some(t) = old_time {
+        let old_key = layout::link_key(link.id1, link.link_type, t, link.id2);
+        was_visible = w.read(Table::Links, &old_key)?.is_some_and(|v| v.first() == Some(&1));
+        w.delete(Table::Links, &old_key)?;
+    }
+    let new = Link { visible: true, ..link.clone() };
+    let key = layout::link_key(link.id1, link.link_type, link.time, link.id2);
+    w.put(Table::Links, &key, &layout::link_value(&new))?;
+    w.put(Table::Index, &ikey, &layout::index_value(link.time))?;
+    if !was_visible {
+        add_to_count(w, link.id1, link.link_type, 1, link.time)?;
+    }
+    Ok(old_time.is_some())
 }
 
-/// One operation's writes: a transaction, or a batch plus the database it reads from.
-enum Writer<'a> {
-    Txn(Transaction),
-    Batch(&'a Db, WriteBatch),
+/// Adds `delta` to the list's count: read (claimed), then written.
+fn add_to_count(w: &mut dyn TxnOps, id1: u64, link_type: u64, delta: i64, time: u64) -> Result<()> {
+    let key = layout::list_prefix(id1, link_type);
+    let old = match w.read(Table::Counts, &key)? {
+        Some(v) => layout::decode_count(&v)?,
+        None => 0,
+    };
+    let new = old.saturating_add_signed(delta);
+    w.put(Table::Counts, &key, &layout::count_value(new, time))
 }
 
-impl Writer<'_> {
-    /// A read the write depends on: claimed (`get_for_update`) in a transaction, a plain read
-    /// of the latest state otherwise.
-    fn read(&mut self, cf: &ColumnFamily, key: &[u8]) -> strata::Result<Option<Vec<u8>>> {
-        match self {
-            Self::Txn(t) => t.get_for_update_cf(cf, &ReadOptions::new(), key),
-            Self::Batch(db, _) => db.get_cf(cf, &ReadOptions::new(), key),
-        }
-    }
-
-    fn put(&mut self, cf: &ColumnFamily, key: &[u8], value: &[u8]) -> strata::Result<()> {
-        match self {
-            Self::Txn(t) => t.put_cf(cf, key, value),
-            Self::Batch(_, b) => {
-                b.put_cf(cf, key, value);
-                Ok(())
-            }
-        }
-    }
-
-    fn delete(&mut self, cf: &ColumnFamily, key: &[u8]) -> strata::Result<()> {
-        match self {
-            Self::Txn(t) => t.delete_cf(cf, key),
-            Self::Batch(_, b) => {
-                b.delete_cf(cf, key);
-                Ok(())
-            }
-        }
-    }
-
-    fn commit(self, opts: &WriteOptions) -> strata::Result<()> {
-        match self {
-            Self::Txn(t) => t.commit(),
-            Self::Batch(db, b) => db.write(opts, b),
-        }
-    }
-}
-
-impl LinkStore for StrataLinkStore {
+impl<T: Tables> LinkStore for Graph<T> {
     fn load(&self, node: Option<&Node>, links: &[Link], count: u64) -> Result<()> {
-        self.atomically(|w| {
+        self.atomically(&mut |w| {
             if let Some(n) = node {
-                w.put(&self.nodes, &layout::node_key(n.id), &layout::node_value(n))?;
+                w.put(Table::Nodes, &layout::node_key(n.id), &layout::node_value(n))?;
             }
             for l in links {
-                w.put(
-                    &self.links,
-                    &layout::link_key(l.id1, l.link_type, l.time, l.id2),
-                    &layout::link_value(l),
-                )?;
-                w.put(
-                    &self.index,
-                    &layout::index_key(l.id1, l.link_type, l.id2),
-                    &layout::index_value(l.time),
-                )?;
+                let key = layout::link_key(l.id1, l.link_type, l.time, l.id2);
+                w.put(Table::Links, &key, &layout::link_value(l))?;
+                let ikey = layout::index_key(l.id1, l.link_type, l.id2);
+                w.put(Table::Index, &ikey, &layout::index_value(l.time))?;
             }
             if let Some(l) = links.last() {
                 let time = links.iter().map(|l| l.time).max().unwrap_or(l.time);
-                w.put(
-                    &self.counts,
-                    &layout::list_prefix(l.id1, l.link_type),
-                    &layout::count_value(count, time),
-                )?;
+                let key = layout::list_prefix(l.id1, l.link_type);
+                w.put(Table::Counts, &key, &layout::count_value(count, time))?;
             }
-            Ok(())
+            Ok(true)
         })
+        .map(drop)
     }
 
     fn add_node(&self, node: &Node) -> Result<u64> {
         let id = self.next_node.fetch_add(1, Ordering::Relaxed);
         let stored = Node { id, ..node.clone() };
-        self.db.put_cf(&self.nodes, &self.write_opts, &layout::node_key(id), &layout::node_value(&stored))?;
+        self.tables.put(Table::Nodes, &layout::node_key(id), &layout::node_value(&stored))?;
         Ok(id)
     }
 
     fn get_node(&self, id: u64) -> Result<Option<Node>> {
-        let v = self.db.get_cf(&self.nodes, &ReadOptions::new(), &layout::node_key(id))?;
+        let v = self.tables.get(Table::Nodes, &layout::node_key(id))?;
         v.map(|v| layout::decode_node(id, &v)).transpose()
     }
 
     fn update_node(&self, node: &Node) -> Result<bool> {
         let key = layout::node_key(node.id);
-        self.atomically(|w| {
-            if w.read(&self.nodes, &key)?.is_none() {
+        self.atomically(&mut |w| {
+            if w.read(Table::Nodes, &key)?.is_none() {
                 return Ok(false);
             }
-            w.put(&self.nodes, &key, &layout::node_value(node))?;
+            w.put(Table::Nodes, &key, &layout::node_value(node))?;
             Ok(true)
         })
     }
 
     fn delete_node(&self, id: u64) -> Result<bool> {
         let key = layout::node_key(id);
-        self.atomically(|w| {
-            if w.read(&self.nodes, &key)?.is_none() {
+        self.atomically(&mut |w| {
+            if w.read(Table::Nodes, &key)?.is_none() {
                 return Ok(false);
             }
-            w.delete(&self.nodes, &key)?;
+            w.delete(Table::Nodes, &key)?;
             Ok(true)
         })
     }
 
     fn add_link(&self, link: &Link) -> Result<bool> {
-        self.atomically(|w| self.upsert_link(w, link)).map(|existed| !existed)
+        self.atomically(&mut |w| upsert_link(w, link)).map(|existed| !existed)
     }
 
     fn update_link(&self, link: &Link) -> Result<bool> {
-        self.atomically(|w| self.upsert_link(w, link))
+        self.atomically(&mut |w| upsert_link(w, link))
     }
 
     fn delete_link(&self, id1: u64, link_type: u64, id2: u64) -> Result<bool> {
         let ikey = layout::index_key(id1, link_type, id2);
-        self.atomically(|w| {
-            let Some(t) = w.read(&self.index, &ikey)? else { return Ok(false) };
-            let time = layout::decode_time(&t).map_err(corrupt)?;
+        self.atomically(&mut |w| {
+            let Some(t) = w.read(Table::Index, &ikey)? else { return Ok(false) };
+            let time = layout::decode_time(&t)?;
             let key = layout::link_key(id1, link_type, time, id2);
-            let Some(v) = w.read(&self.links, &key)? else { return Ok(false) };
-            let mut link = layout::decode_link(&key, &v).map_err(corrupt)?;
+            let Some(v) = w.read(Table::Links, &key)? else { return Ok(false) };
+            let mut link = layout::decode_link(&key, &v)?;
             if !link.visible {
                 return Ok(false);
             }
             link.visible = false;
-            w.put(&self.links, &key, &layout::link_value(&link))?;
-            self.add_to_count(w, id1, link_type, -1, time)?;
+            w.put(Table::Links, &key, &layout::link_value(&link))?;
+            add_to_count(w, id1, link_type, -1, time)?;
             Ok(true)
         })
     }
 
     fn count_links(&self, id1: u64, link_type: u64) -> Result<u64> {
-        let v = self.db.get_cf(&self.counts, &ReadOptions::new(), &layout::list_prefix(id1, link_type))?;
+        let v = self.tables.get(Table::Counts, &layout::list_prefix(id1, link_type))?;
         v.map_or(Ok(0), |v| layout::decode_count(&v))
     }
 
     fn get_links(&self, id1: u64, link_type: u64, id2s: &[u64]) -> Result<Vec<Link>> {
-        // One snapshot for the index and the links, so a link moving meanwhile is not missed.
-        let ro = ReadOptions { snapshot: Some(self.db.snapshot()), ..ReadOptions::new() };
+        // One view for the index and the links, so a link moving meanwhile is not missed.
         let mut out = Vec::new();
-        for &id2 in id2s {
-            let Some(t) = self.db.get_cf(&self.index, &ro, &layout::index_key(id1, link_type, id2))? else {
-                continue;
-            };
-            let key = layout::link_key(id1, link_type, layout::decode_time(&t)?, id2);
-            if let Some(v) = self.db.get_cf(&self.links, &ro, &key)? {
-                out.push(layout::decode_link(&key, &v)?);
+        self.tables.with_view(&mut |view| {
+            for &id2 in id2s {
+                let Some(t) = view.get(Table::Index, &layout::index_key(id1, link_type, id2))? else {
+                    continue;
+                };
+                let key = layout::link_key(id1, link_type, layout::decode_time(&t)?, id2);
+                if let Some(v) = view.get(Table::Links, &key)? {
+                    out.push(layout::decode_link(&key, &v)?);
+                }
             }
-        }
+            Ok(())
+        })?;
         Ok(out)
     }
 
     fn get_link_list(&self, id1: u64, link_type: u64, limit: usize) -> Result<Vec<Link>> {
         let prefix = layout::list_prefix(id1, link_type);
-        let ro = ReadOptions {
-            lower_bound: Some(prefix.to_vec()),
-            upper_bound: Some(layout::prefix_end(&prefix)),
-            ..ReadOptions::new()
-        };
-        let mut it = self.db.iter_cf(&self.links, &ro)?;
-        it.seek(&prefix);
+        let end = layout::prefix_end(&prefix);
         let mut out = Vec::new();
-        while it.valid() && out.len() < limit {
-            // Hidden links are skipped, as LinkBench's visibility filter does.
-            if it.value().first() == Some(&1) {
-                out.push(layout::decode_link(it.key(), it.value())?);
-            }
-            it.next();
+        if limit == 0 {
+            return Ok(out);
         }
-        it.status()?;
+        self.tables.scan(Table::Links, &prefix, Some(&end), &mut |k, v| {
+            // Hidden links are skipped, as LinkBench's visibility filter does.
+            if v.first() == Some(&1) {
+                out.push(layout::decode_link(k, v)?);
+            }
+            Ok(out.len() < limit)
+        })?;
         Ok(out)
     }
 
@@ -348,7 +318,7 @@ impl LinkStore for StrataLinkStore {
     }
 
     fn scan_counts(&self, f: &mut dyn FnMut(u64, u64, u64)) -> Result<()> {
-        self.scan(&self.counts, &mut |k, v| {
+        self.scan_all(Table::Counts, &mut |k, v| {
             let (id1, link_type) = layout::decode_prefix(k)?;
             f(id1, link_type, layout::decode_count(v)?);
             Ok(())
@@ -356,7 +326,7 @@ impl LinkStore for StrataLinkStore {
     }
 
     fn scan_links(&self, f: &mut dyn FnMut(&Link)) -> Result<()> {
-        self.scan(&self.links, &mut |k, v| {
+        self.scan_all(Table::Links, &mut |k, v| {
             f(&layout::decode_link(k, v)?);
             Ok(())
         })
@@ -364,23 +334,14 @@ impl LinkStore for StrataLinkStore {
 
     fn index_entries(&self) -> Result<u64> {
         let mut n = 0;
-        self.scan(&self.index, &mut |_, _| {
+        self.scan_all(Table::Index, &mut |_, _| {
             n += 1;
             Ok(())
         })?;
         Ok(n)
     }
-}
 
-impl StrataLinkStore {
-    /// Hands every entry of `cf` to `f`, in key order, from one consistent view.
-    fn scan(&self, cf: &ColumnFamily, f: &mut EntryFn<'_>) -> Result<()> {
-        let mut it = self.db.iter_cf(cf, &ReadOptions::new())?;
-        it.seek_to_first();
-        while it.valid() {
-            f(it.key(), it.value())?;
-            it.next();
-        }
-        Ok(it.status()?)
+    fn describe(&self) -> String {
+        self.tables.describe()
     }
 }
