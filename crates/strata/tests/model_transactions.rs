@@ -1,4 +1,4 @@
-//! Model-based randomized test of optimistic transactions: up to three transactions open at once,
+//! Model-based randomized test of transactions, optimistic and pessimistic: up to three transactions open at once,
 //! interleaved on one thread (deterministic), with plain writes, flushes, compactions and
 //! reopens between their steps, over the default family and one other, both with the
 //! `stringappend` merge operator. The reference model keeps the committed state, and for each
@@ -8,6 +8,12 @@
 //! model applies the buffer; every read in a transaction must equal the snapshot under its own
 //! writes, and every read of the database the committed model.
 //!
+//! Pessimistic transactions (`TransactionDb`, no snapshot, lock timeout zero, so a lock held by
+//! another open transaction fails at once): a write or `get_for_update` of a key another open
+//! transaction has claimed must fail with `LockTimeout` and change nothing; every other claim
+//! holds until commit or rollback (a savepoint rollback keeps it); reads see the latest commit
+//! under the transaction's own writes; and every commit succeeds.
+//!
 //! The model found that a bottommost compaction dropped a delete made after a live snapshot, so
 //! an optimistic commit that tracked the key missed the conflict; the fix is in
 //! `compaction/retention.rs` and the minimal case is `a_delete_after_the_snapshot_conflicts_after_a_compaction`.
@@ -15,7 +21,9 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use proptest::prelude::*;
-use strata::txn::Transaction;
+use std::time::Duration;
+
+use strata::txn::{Transaction, TransactionDb, TransactionDbOptions, TransactionOptions};
 use strata::{merge, ColumnFamily, Db, Error, Options, ReadOptions, WriteOptions};
 
 /// Per family, key to value.
@@ -104,21 +112,28 @@ fn apply(state: &mut State, (cf, k, w, v): &Buffered) {
     }
 }
 
+/// Which transactions the harness runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Optimistic,
+    Pessimistic,
+}
+
 /// An open transaction as the model sees it.
 struct TxnModel {
     /// The commit counter at begin.
     snapshot_version: u64,
-    /// The committed state at begin.
-    snapshot: State,
+    /// The committed state at begin (optimistic); a pessimistic transaction reads the latest.
+    snapshot: Option<State>,
     buffer: Vec<Buffered>,
     save_points: Vec<usize>,
     tracked: BTreeSet<(usize, Vec<u8>)>,
 }
 
 impl TxnModel {
-    /// The snapshot under the transaction's own writes.
-    fn view(&self) -> State {
-        let mut s = self.snapshot.clone();
+    /// What the transaction reads: its snapshot (or the latest commit) under its own writes.
+    fn view(&self, committed: &State) -> State {
+        let mut s = self.snapshot.clone().unwrap_or_else(|| committed.clone());
         self.buffer.iter().for_each(|b| apply(&mut s, b));
         s
     }
@@ -141,10 +156,10 @@ impl Model {
         }
     }
 
-    fn begin(&self) -> TxnModel {
+    fn begin(&self, kind: Kind) -> TxnModel {
         TxnModel {
             snapshot_version: self.version,
-            snapshot: self.state.clone(),
+            snapshot: (kind == Kind::Optimistic).then(|| self.state.clone()),
             buffer: Vec::new(),
             save_points: Vec::new(),
             tracked: BTreeSet::new(),
@@ -167,8 +182,11 @@ fn options() -> Options {
 }
 
 struct Harness {
+    kind: Kind,
     dir: tempfile::TempDir,
     db: Option<Db>,
+    /// The pessimistic transactions' database, over a handle of `db`.
+    tdb: Option<TransactionDb>,
     cfs: Vec<ColumnFamily>,
     txns: Vec<Option<(Transaction, TxnModel)>>,
     model: Model,
@@ -176,10 +194,12 @@ struct Harness {
 }
 
 impl Harness {
-    fn new() -> Self {
+    fn new(kind: Kind) -> Self {
         let mut h = Harness {
+            kind,
             dir: tempfile::tempdir().unwrap(),
             db: None,
+            tdb: None,
             cfs: Vec::new(),
             txns: (0..SLOTS).map(|_| None).collect(),
             model: Model::default(),
@@ -192,6 +212,9 @@ impl Harness {
     fn open(&mut self) {
         let db = Db::open_cf(self.dir.path(), options(), [("other", options())]).unwrap();
         self.cfs = vec![db.default_cf(), db.cf("other").unwrap()];
+        if self.kind == Kind::Pessimistic {
+            self.tdb = Some(TransactionDb::new(db.clone(), TransactionDbOptions::default()));
+        }
         self.db = Some(db);
     }
 
@@ -214,14 +237,39 @@ impl Harness {
 
     fn begin(&mut self, s: usize) {
         self.txns[s] = None;
-        let txn = self.db().begin_transaction(&W);
-        self.txns[s] = Some((txn, self.model.begin()));
+        let txn = match &self.tdb {
+            None => self.db().begin_transaction(&W),
+            Some(tdb) => {
+                let no_wait = TransactionOptions { lock_timeout: Some(Duration::ZERO), ..Default::default() };
+                tdb.begin(&W, &no_wait)
+            }
+        };
+        self.txns[s] = Some((txn, self.model.begin(self.kind)));
+    }
+
+    /// Whether a pessimistic claim of (cf, key) by slot `s` must fail: another open
+    /// transaction holds the lock.
+    fn locked_by_other(&self, s: usize, cf: usize, key: &[u8]) -> bool {
+        let slot = (cf, key.to_vec());
+        self.kind == Kind::Pessimistic
+            && self
+                .txns
+                .iter()
+                .enumerate()
+                .any(|(i, t)| i != s && t.as_ref().is_some_and(|(_, m)| m.tracked.contains(&slot)))
     }
 
     fn txn_get(&mut self, s: usize, cf: usize, k: u8, for_update: bool) {
         let (handle, key) = (self.cfs[cf].clone(), key(k));
+        self.slot(s);
+        let blocked = for_update && self.locked_by_other(s, cf, &key);
+        let committed = self.model.state.clone();
         let (txn, m) = self.slot(s);
-        let got = if for_update {
+        let got = if blocked {
+            let r = txn.get_for_update_cf(&handle, &ReadOptions::new(), &key);
+            assert!(matches!(r, Err(Error::LockTimeout(_))), "txn {s} get_for_update of a locked key: {r:?}");
+            return;
+        } else if for_update {
             m.tracked.insert((cf, key.clone()));
             txn.get_for_update_cf(&handle, &ReadOptions::new(), &key).unwrap()
         } else {
@@ -229,7 +277,7 @@ impl Harness {
         };
         assert_eq!(
             got.as_ref(),
-            m.view()[cf].get(&key),
+            m.view(&committed)[cf].get(&key),
             "txn {s} get{} cf{cf} k{k}",
             if for_update { "_for_update" } else { "" }
         );
@@ -238,18 +286,26 @@ impl Harness {
     fn txn_write(&mut self, s: usize, w: Write, cf: usize, k: u8) {
         let v = self.next_value(if matches!(w, Write::Merge) { "m" } else { "v" });
         let (handle, key) = (self.cfs[cf].clone(), key(k));
+        self.slot(s);
+        let blocked = self.locked_by_other(s, cf, &key);
         let (txn, m) = self.slot(s);
-        match w {
-            Write::Put => txn.put_cf(&handle, &key, &v).unwrap(),
-            Write::Delete => txn.delete_cf(&handle, &key).unwrap(),
-            Write::Merge => txn.merge_cf(&handle, &key, &v).unwrap(),
+        let r = match w {
+            Write::Put => txn.put_cf(&handle, &key, &v),
+            Write::Delete => txn.delete_cf(&handle, &key),
+            Write::Merge => txn.merge_cf(&handle, &key, &v),
+        };
+        if blocked {
+            assert!(matches!(r, Err(Error::LockTimeout(_))), "txn {s} wrote a locked key: {r:?}");
+            return;
         }
+        r.unwrap();
         m.tracked.insert((cf, key.clone()));
         m.buffer.push((cf, key, w, v));
     }
 
     fn txn_scan(&mut self, s: usize, cf: usize) {
         let handle = self.cfs[cf].clone();
+        let committed = self.model.state.clone();
         let (txn, m) = self.slot(s);
         let mut it = txn.iter_cf(&handle, &ReadOptions::new()).unwrap();
         let mut seen = BTreeMap::new();
@@ -259,7 +315,7 @@ impl Harness {
             it.next();
         }
         it.status().unwrap();
-        assert_eq!(seen, m.view()[cf], "txn {s} scan of cf{cf}");
+        assert_eq!(seen, m.view(&committed)[cf], "txn {s} scan of cf{cf}");
     }
 
     fn save_point(&mut self, s: usize) {
@@ -283,7 +339,7 @@ impl Harness {
     fn commit(&mut self, s: usize) {
         let Some((txn, m)) = self.txns[s].take() else { return };
         let r = txn.commit();
-        if self.model.conflicts(&m) {
+        if self.kind == Kind::Optimistic && self.model.conflicts(&m) {
             assert!(
                 matches!(r, Err(Error::Busy(_))),
                 "txn {s} should conflict (tracked {:?}): {r:?}",
@@ -326,6 +382,7 @@ impl Harness {
         // Open transactions hold the database: they are rolled back first.
         self.txns.iter_mut().for_each(|t| *t = None);
         self.cfs.clear();
+        self.tdb = None;
         self.db.take().unwrap().close().unwrap();
         self.open();
         self.check_all();
@@ -360,20 +417,29 @@ impl Harness {
     }
 }
 
+fn run_against_the_model(kind: Kind, ops: &[Op]) {
+    let mut h = Harness::new(kind);
+    for op in ops {
+        h.run(op);
+    }
+    for s in 0..SLOTS {
+        h.commit(s);
+    }
+    h.check_all();
+    h.reopen();
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
 
     #[test]
-    fn interleaved_transactions_match_the_model(ops in prop::collection::vec(op(), 1..80)) {
-        let mut h = Harness::new();
-        for op in &ops {
-            h.run(op);
-        }
-        for s in 0..SLOTS {
-            h.commit(s);
-        }
-        h.check_all();
-        h.reopen();
+    fn interleaved_optimistic_transactions_match_the_model(ops in prop::collection::vec(op(), 1..80)) {
+        run_against_the_model(Kind::Optimistic, &ops);
+    }
+
+    #[test]
+    fn interleaved_pessimistic_transactions_match_the_model(ops in prop::collection::vec(op(), 1..80)) {
+        run_against_the_model(Kind::Pessimistic, &ops);
     }
 }
 
