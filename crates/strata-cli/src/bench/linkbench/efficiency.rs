@@ -1,7 +1,9 @@
 //! The efficiency figures of seed 002 that this process can measure about itself without
 //! `unsafe`: CPU time (`/proc/self/stat` utime + stime, whole process, exited threads
 //! included), context switches (`/proc/*/status`, per thread), bytes read from and written to
-//! storage (`/proc/self/io`), peak RSS (VmHWM) and the database's size (du and apparent).
+//! storage (`/proc/self/io`), read requests completed by the disks (`/sys/block/*/stat`, the
+//! whole machine's: the seed's r/o column, meaningful on a machine running nothing else), peak
+//! RSS (VmHWM) and the database's size (du and apparent).
 //!
 //! Context switches: Linux keeps them per thread, and getrusage (which sums them over the
 //! process, dead threads included) needs `unsafe` through libc. So a phase's figure is the
@@ -23,12 +25,19 @@ pub struct Sample {
     at: Instant,
     cpu_ticks: Option<u64>,
     io: Option<(u64, u64)>,
+    disk_reads: Option<u64>,
     threads: HashMap<u64, u64>,
 }
 
 impl Sample {
     pub fn take() -> Self {
-        Self { at: Instant::now(), cpu_ticks: cpu_ticks(), io: io_bytes(), threads: thread_switches() }
+        Self {
+            at: Instant::now(),
+            cpu_ticks: cpu_ticks(),
+            io: io_bytes(),
+            disk_reads: disk_reads(),
+            threads: thread_switches(),
+        }
     }
 
     /// Wall seconds since this sample.
@@ -46,6 +55,22 @@ fn io_bytes() -> Option<(u64, u64)> {
 fn field(text: &str, name: &str) -> Option<u64> {
     let line = text.lines().find(|l| l.starts_with(name))?;
     line[name.len()..].split_whitespace().next()?.parse().ok()
+}
+
+/// Read requests completed by every disk of the machine (field 1 of `/sys/block/*/stat`;
+/// loop, RAM and zram devices left out, partitions are not listed there so nothing counts twice).
+fn disk_reads() -> Option<u64> {
+    let mut total = 0;
+    for e in std::fs::read_dir("/sys/block").ok()?.flatten() {
+        let name = e.file_name();
+        let name = name.to_string_lossy();
+        if ["loop", "ram", "zram"].iter().any(|p| name.starts_with(p)) {
+            continue;
+        }
+        let stat = std::fs::read_to_string(e.path().join("stat")).ok()?;
+        total += stat.split_whitespace().next()?.parse::<u64>().ok()?;
+    }
+    Some(total)
 }
 
 /// utime + stime of the whole process, in clock ticks (fields 14 and 15 of /proc/self/stat).
@@ -95,6 +120,7 @@ pub struct Efficiency {
     pub ops: u64,
     cpu_secs: Option<f64>,
     io: Option<(u64, u64)>,
+    disk_reads: Option<u64>,
     switches: Option<u64>,
     db_du: u64,
     db_apparent: u64,
@@ -118,6 +144,7 @@ impl Efficiency {
             ops,
             cpu_secs,
             io,
+            disk_reads: now.disk_reads.zip(before.disk_reads).map(|(a, b)| a.saturating_sub(b)),
             switches: worker_switches.map(|w| w + engine),
             db_du: report::disk_usage(db),
             db_apparent: apparent_size(db),
@@ -125,17 +152,19 @@ impl Efficiency {
         }
     }
 
-    /// `Efficiency PHASE: ...`, the seed's columns: db.gb, r/o (here KB), wKB/o, cs/o, cpu/o.
+    /// `Efficiency PHASE: ...`, the seed's columns: db.gb, r/o (disk reads, and KB), wKB/o,
+    /// cs/o, cpu/o.
     pub fn line(&self, phase: &str) -> String {
         let per = |x: f64| x / self.ops.max(1) as f64;
         let na = || "n/a".to_string();
         let mb = |b: u64| b as f64 / 1_048_576.0;
         format!(
-            "Efficiency {phase}: ops {} db_size {:.1} MB du / {:.1} MB apparent, rKB/op {}, wKB/op {}, \
-             cs/op {}, cpu us/op {}, peak RSS {}\n",
+            "Efficiency {phase}: ops {} db_size {:.1} MB du / {:.1} MB apparent, disk reads/op {}, \
+             rKB/op {}, wKB/op {}, cs/op {}, cpu us/op {}, peak RSS {}\n",
             self.ops,
             mb(self.db_du),
             mb(self.db_apparent),
+            self.disk_reads.map_or_else(na, |r| format!("{:.3}", per(r as f64))),
             self.io.map_or_else(na, |(r, _)| format!("{:.3}", per(r as f64 / 1024.0))),
             self.io.map_or_else(na, |(_, w)| format!("{:.3}", per(w as f64 / 1024.0))),
             self.switches.map_or_else(na, |s| format!("{:.2}", per(s as f64))),
@@ -153,6 +182,7 @@ mod tests {
     fn proc_figures_are_read() {
         let before = Sample::take();
         assert!(before.cpu_ticks.is_some() && !before.threads.is_empty());
+        assert!(before.disk_reads.is_some(), "no /sys/block stats");
         assert!(own_switches().is_some());
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("f"), vec![0u8; 5000]).unwrap();
