@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# LinkBench (seed 002) on strata, RocksDB's TransactionDB and LMDB, side by side: each engine's
+# database is loaded once with unlimited memory, then each round runs every engine's request
+# phase twice, first cached (no memory limit, the data in the page cache) and then larger than
+# memory (in a memory cgroup, on an empty page cache), the engines' order rotating per round.
+# The summary prints medians over the rounds; raw logs stay in $OUT. BENCHMARKS.md has the figures.
+#
+#   scripts/bench-linkbench.sh [ROUNDS]        (default 3)
+#   env: MAXID1 (nodes + 1, default 4000001), DURATION (seconds per request phase, default 60),
+#        LOADERS / REQUESTERS (threads, default 2 each: half the cores, as the seed's 12 of 24),
+#        LIMIT (cgroup memory limit in bytes, default 536870912), CACHE (block cache of the
+#        cached runs, default 1 GiB), LTM_CACHE (block cache under the limit, default 128 MiB),
+#        ENGINES (default "strata rocksdb heed"), BENCH_DIR (default /tmp/strata-linkbench),
+#        OUT (raw logs, default bench/results/linkbench-DATE), STRATA (a strata binary built
+#        with `--features rocksdb,heed`; default: built into target/peers).
+#
+# Needs root for the cgroup and drop_caches (without it, only the cached runs are made).
+# Every run ends with LinkBench's checker; a count mismatch fails the run and this script.
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+rounds=${1:-3}
+maxid1=${MAXID1:-4000001}
+duration=${DURATION:-60}
+loaders=${LOADERS:-2}
+requesters=${REQUESTERS:-2}
+limit=${LIMIT:-536870912}
+cache=${CACHE:-1073741824}
+ltm_cache=${LTM_CACHE:-134217728}
+engines=(${ENGINES:-strata rocksdb heed})
+dir=${BENCH_DIR:-/tmp/strata-linkbench}
+out=${OUT:-$here/bench/results/linkbench-$(date -u +%Y-%m-%d)}
+strata=${STRATA:-$here/target/peers/release/strata}
+if [ ! -x "$strata" ]; then
+  "$here/scripts/install-peers.sh"
+  (cd "$here" && CARGO_TARGET_DIR=$here/target/peers cargo build --release -p strata-cli --features rocksdb,heed)
+fi
+mkdir -p "$out" "$dir"
+
+ltm=1
+if [ "$(id -u)" -ne 0 ]; then
+  echo "not root: no memory cgroup, cached runs only" >&2
+  ltm=0
+elif [ -f /sys/fs/cgroup/cgroup.controllers ] && grep -qw memory /sys/fs/cgroup/cgroup.controllers; then
+  cg=/sys/fs/cgroup$(sed -n 's/^0:://p' /proc/self/cgroup)/strata-linkbench
+  mkdir -p "$cg"; echo "$limit" > "$cg/memory.max"
+elif [ -d /sys/fs/cgroup/memory ]; then
+  cg=/sys/fs/cgroup/memory$(sed -n 's/^[0-9]*:memory://p' /proc/self/cgroup)/strata-linkbench
+  mkdir -p "$cg"; echo "$limit" > "$cg/memory.limit_in_bytes"
+else
+  echo "no memory cgroup controller: cached runs only" >&2
+  ltm=0
+fi
+
+# The same flags for every engine: 16 MiB write buffers (four families, so memtables stay well
+# inside the limit), snappy where the engine compresses, no fsync on commit (as the seed).
+common=(--benchmarks=linkbench --maxid1="$maxid1" --loaders="$loaders" --requesters="$requesters"
+  --write_buffer_size=16777216 --compression_type=snappy --sync=0 --seed=1 --stats_interval_seconds=0)
+
+run() { # log engine flags...
+  local log=$1 engine=$2; shift 2
+  "$strata" bench "${common[@]}" --engine="$engine" --db="$dir/$engine" "$@" > "$log" 2>&1 ||
+    { echo "FAILED: $log" >&2; tail -5 "$log" >&2; exit 1; }
+}
+
+limited() { # cmd... : runs cmd in the cgroup, on an empty page cache
+  sync; echo 3 > /proc/sys/vm/drop_caches
+  (echo $BASHPID > "$cg/cgroup.procs"; exec "$@")
+}
+
+echo "strata: $("$strata" --version 2>/dev/null || echo "$strata")"
+echo "maxid1 $maxid1, $loaders loaders, $requesters requesters, ${duration}s per request phase, raw logs in $out"
+for e in "${engines[@]}"; do
+  echo "loading $e"
+  run "$out/load-$e.log" "$e" --requests=0 --cache_size="$cache"
+  grep -E '^load +:|^Efficiency load' "$out/load-$e.log" | sed 's/^/  /'
+  echo "  du: $(du -sh "$dir/$e" | cut -f1)"
+done
+
+n=${#engines[@]}
+for r in $(seq 1 "$rounds"); do
+  for i in $(seq 0 $((n - 1))); do
+    e=${engines[$(((i + r - 1) % n))]}
+    echo "round $r: $e cached"
+    run "$out/cached-$e-$r.log" "$e" --use_existing_db=1 --duration="$duration" --cache_size="$cache"
+    if [ "$ltm" = 1 ]; then
+      echo "round $r: $e limited to $limit bytes"
+      limited "$strata" bench "${common[@]}" --engine="$e" --db="$dir/$e" --use_existing_db=1 \
+        --duration="$duration" --cache_size="$ltm_cache" > "$out/ltm-$e-$r.log" 2>&1 ||
+        { echo "FAILED: $out/ltm-$e-$r.log" >&2; tail -5 "$out/ltm-$e-$r.log" >&2; exit 1; }
+    fi
+  done
+done
+du -sh "${engines[@]/#/$dir/}" | tee "$out/du.txt"
+python3 "$here/scripts/linkbench-summary.py" "$out" | tee "$out/summary.txt"
+rm -rf "$dir"
