@@ -2,7 +2,8 @@
 """Summarises the raw logs of scripts/bench-linkbench.sh: per memory setting and engine, the
 median over rounds of the request phase's total ops/s, the P99 of GET_LINKS_LIST and ADD_LINK,
 KB written, disk reads and CPU per request, the database size after the last run, and the
-checker's mismatches summed over every run; then each peer's ratios to strata.
+checker's mismatches summed over every run that checked (runs in the cgroup skip the checker;
+the next run checks their writes) and the final check's; then each peer's ratios to strata.
 
     scripts/linkbench-summary.py DIR
 """
@@ -60,11 +61,11 @@ def main(d):
                 vals = [r[key] for r in rows if key in r]
                 # The database size is the last run's, not a median: it only grows.
                 med[e][key] = (vals[-1] if key == "db_mb" else statistics.median(vals)) if vals else None
-            mism = sum(r["mismatches"] or 0 for r in rows)
-            missing = sum(r["mismatches"] is None for r in rows)
+            checked = [r["mismatches"] for r in rows if r["mismatches"] is not None]
+            mism = f"{sum(checked)} in {len(checked)}" if checked else "not run"
             print(f"{e:<10}" + "".join(
                 f"{(fmt.format(med[e][key]) if med[e][key] is not None else 'n/a'):>12}"
-                for key, _, fmt in cols) + f"{mism:>12}" + (f" ({missing} runs without a checker line)" if missing else ""))
+                for key, _, fmt in cols) + f"{mism:>12}")
         if "strata" in med:
             for e in med:
                 if e == "strata":
@@ -74,6 +75,9 @@ def main(d):
                 print(f"  strata / {e}: ops/s {ratio('ops'):.2f}x, P99 list {ratio('p99_list'):.2f}, "
                       f"P99 add {ratio('p99_add'):.2f}, wKB/op {ratio('wkb'):.2f}, db size {ratio('db_mb'):.2f}")
         print()
+    for path in sorted(glob.glob(os.path.join(d, "check-*.log"))):
+        line = next((l for l in open(path) if l.startswith("checker")), "no checker line")
+        print(f"final {os.path.basename(path)[6:-4]}: {line.strip()}")
 
 
 if __name__ == "__main__":

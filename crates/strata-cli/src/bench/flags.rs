@@ -87,6 +87,8 @@ pub struct Flags {
     pub transactions: bool,
     /// linkbench on strata: `optimistic` (conflicts found at commit) or `pessimistic` (locks).
     pub txn_mode: String,
+    /// linkbench: run the count checker after the requests.
+    pub linkbench_check: bool,
 }
 
 impl Flags {
@@ -359,6 +361,13 @@ pub static FLAGS: &[FlagSpec] = &[
             }
             _ => Err(format!("{v:?}: use optimistic or pessimistic")),
         },
+    ),
+    bool_flag(
+        "linkbench_check",
+        "1",
+        "linkbench: check every count against its links after the requests (a full scan; 0 skips it, \
+         for a run whose database a later run checks)",
+        |f, v| set_bool(&mut f.linkbench_check, v),
     ),
 ];
 
