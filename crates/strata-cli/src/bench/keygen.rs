@@ -101,6 +101,54 @@ impl KeyRng {
     }
 }
 
+/// Every key of `[0, num)` exactly once, in an order that looks random: the order of
+/// db_bench's `filluniquerandom` (which shuffles a vector of all the keys) without the vector.
+/// Position `i` maps through a four-round Feistel network over the smallest square power of two
+/// that holds `num` (a bijection), walking the cycle until the result is below `num`; that
+/// domain is under 4 x `num`, so a position takes fewer than four walks on average.
+pub struct UniqueKeys {
+    num: u64,
+    half_bits: u32,
+    round_keys: [u64; 4],
+}
+
+impl UniqueKeys {
+    /// The permutation `seed` chooses.
+    pub fn new(seed: u64, num: u64) -> Self {
+        let num = num.max(1);
+        let bits = 64 - (num - 1).leading_zeros();
+        let half_bits = bits.div_ceil(2).max(1);
+        let mut rng = Mt19937_64::new(seed);
+        Self { num, half_bits, round_keys: std::array::from_fn(|_| rng.next_u64()) }
+    }
+
+    /// The key at position `i` (`i < num`).
+    pub fn at(&self, i: u64) -> u64 {
+        debug_assert!(i < self.num);
+        let mut x = self.feistel(i);
+        while x >= self.num {
+            x = self.feistel(x);
+        }
+        x
+    }
+
+    fn feistel(&self, x: u64) -> u64 {
+        let mask = (1u64 << self.half_bits) - 1;
+        let (mut left, mut right) = (x >> self.half_bits, x & mask);
+        for k in self.round_keys {
+            (left, right) = (right, left ^ (mix(right ^ k) & mask));
+        }
+        (left << self.half_bits) | right
+    }
+}
+
+/// SplitMix64's finaliser: every input bit moves every output bit.
+fn mix(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -135,6 +183,20 @@ mod tests {
             last = m.next_u64();
         }
         assert_eq!(last, 9_981_545_732_273_789_042);
+    }
+
+    #[test]
+    fn unique_keys_visit_every_key_once_out_of_order() {
+        for num in [1u64, 2, 3, 1000, 4097] {
+            let u = UniqueKeys::new(7, num);
+            let mut seen: Vec<u64> = (0..num).map(|i| u.at(i)).collect();
+            let in_order = seen.windows(2).filter(|w| w[1] == w[0] + 1).count();
+            seen.sort_unstable();
+            assert_eq!(seen, (0..num).collect::<Vec<_>>(), "num {num}");
+            assert!(num < 1000 || in_order < num as usize / 50, "num {num}: {in_order} ascending steps");
+        }
+        let (a, b) = (UniqueKeys::new(1, 1000), UniqueKeys::new(2, 1000));
+        assert!((0..1000).any(|i| a.at(i) != b.at(i)), "the seed chooses the order");
     }
 
     #[test]

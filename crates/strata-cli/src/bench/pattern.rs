@@ -54,10 +54,11 @@ pub fn forestdb_steps(f: &Flags) -> Vec<Step> {
     let read: &[&str] = &["--use_existing_db=1"];
     let mut steps = Vec::new();
     if !f.use_existing_db {
-        // Random order, no WAL and no time limit: the seed loads without periodic commits.
+        // Every document once, in random order, no WAL and no time limit: the seed loads each
+        // of its documents exactly once, without periodic commits.
         steps.push(step(
             "load",
-            "fillrandom",
+            "filluniquerandom",
             1,
             &["--use_existing_db=0", "--disable_wal=1", "--duration=0"],
         ));
@@ -218,6 +219,7 @@ mod tests {
             assert!(text.contains(&format!("DB size after {label}: ")), "{text}");
         }
         assert!(text.contains("seekrandomwhilewriting"), "{text}");
+        assert!(text.contains("filluniquerandom"), "the load writes every document once: {text}");
         assert_eq!(text.matches("Keys:       16 bytes each").count(), 1, "one header");
         assert!(std::fs::read_to_string(&svg).unwrap().contains("<polyline"));
     }

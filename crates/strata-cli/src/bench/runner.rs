@@ -421,6 +421,17 @@ mod tests {
     }
 
     #[test]
+    fn filluniquerandom_writes_every_key_once_across_threads() {
+        // 3 threads split 1000 keys 333/333/334; each readseq thread then sees all of them (a
+        // key drawn twice would leave fewer than 1000 distinct ones).
+        let out = run(&["--num=1000", "--threads=3", "--benchmarks=filluniquerandom,readseq"]);
+        check_shape(result_line(&out, "filluniquerandom"), 1000);
+        check_shape(result_line(&out, "readseq"), 3000);
+        let out = run(&["--num=1000", "--benchmarks=filluniquerandom,stats"]);
+        assert!(out.contains("memory engine: 1000 keys"), "{out}");
+    }
+
+    #[test]
     fn readwhilewriting_reports_the_writer_apart() {
         let out =
             run(&["--num=200", "--threads=2", "--benchmarks=fillseq,readwhilewriting,compact,flush,stats"]);

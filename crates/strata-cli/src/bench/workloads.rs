@@ -14,7 +14,7 @@ use anyhow::{bail, Result};
 
 use super::engine::{BenchDb, StatsKind};
 use super::flags::Flags;
-use super::keygen::{encode_key, KeyBuf, KeyRng};
+use super::keygen::{encode_key, KeyBuf, KeyRng, UniqueKeys};
 use super::report::{ProgressCounter, Stats};
 use super::valuegen::ValueGen;
 
@@ -23,6 +23,8 @@ use super::valuegen::ValueGen;
 pub enum Workload {
     FillSeq,
     FillRandom,
+    /// Every key of `--num` exactly once, in a random order (db_bench's filluniquerandom).
+    FillUniqueRandom,
     Overwrite,
     ReadRandom,
     /// Random point reads, `--batch_size` keys per call (db_bench's multireadrandom).
@@ -49,6 +51,7 @@ pub enum Workload {
 const TABLE: &[(&str, Workload)] = &[
     ("fillseq", Workload::FillSeq),
     ("fillrandom", Workload::FillRandom),
+    ("filluniquerandom", Workload::FillUniqueRandom),
     ("overwrite", Workload::Overwrite),
     ("readrandom", Workload::ReadRandom),
     ("multireadrandom", Workload::MultiReadRandom),
@@ -82,13 +85,13 @@ impl Workload {
 
     /// Whether db_bench starts this benchmark on a freshly destroyed database.
     pub fn needs_fresh_db(self) -> bool {
-        matches!(self, Self::FillSeq | Self::FillRandom)
+        matches!(self, Self::FillSeq | Self::FillRandom | Self::FillUniqueRandom)
     }
 
     /// The word in db_bench's `Microseconds per <op>:` histogram title.
     pub fn op_title(self) -> &'static str {
         match self {
-            Self::FillSeq | Self::FillRandom | Self::Overwrite => "write",
+            Self::FillSeq | Self::FillRandom | Self::FillUniqueRandom | Self::Overwrite => "write",
             Self::ReadRandom
             | Self::MultiReadRandom
             | Self::ReadSeq
@@ -187,8 +190,9 @@ impl Budget {
 /// Runs `w` on this thread.
 pub fn run(w: Workload, c: &mut Ctx<'_>) -> Result<()> {
     match w {
-        Workload::FillSeq => write(c, true),
-        Workload::FillRandom | Workload::Overwrite => write(c, false),
+        Workload::FillSeq => write(c, KeyOrder::Seq),
+        Workload::FillRandom | Workload::Overwrite => write(c, KeyOrder::Random),
+        Workload::FillUniqueRandom => write(c, KeyOrder::unique(c.flags, c.tid)),
         Workload::ReadRandom => read_random(c),
         Workload::MultiReadRandom => multi_read_random(c),
         Workload::ReadSeq => read_seq(c, false),
@@ -220,20 +224,60 @@ fn family(f: &Flags, n: u64) -> usize {
     }
 }
 
-fn write(c: &mut Ctx<'_>, seq: bool) -> Result<()> {
-    let secs = if seq { 0 } else { c.flags.duration };
-    let mut budget = Budget::new(c.flags.writes_per_thread(), secs);
+/// The order a write benchmark visits keys in.
+enum KeyOrder {
+    /// 0, 1, 2, ... (fillseq).
+    Seq,
+    /// Drawn with replacement from the thread's key RNG (fillrandom, overwrite).
+    Random,
+    /// This thread's share of one permutation of every key: positions `start..end`.
+    Unique { keys: UniqueKeys, start: u64, end: u64 },
+}
+
+impl KeyOrder {
+    /// Thread `tid`'s part of filluniquerandom: the threads split the permutation `--seed`
+    /// chooses into consecutive shares, so together they write every key of `--num` once.
+    fn unique(f: &Flags, tid: usize) -> Self {
+        let threads = f.threads.max(1) as u64;
+        let share = |t: u64| f.num * t / threads;
+        let (start, end) = (share(tid as u64), share(tid as u64 + 1));
+        Self::Unique { keys: UniqueKeys::new(f.seed, f.num), start, end }
+    }
+
+    /// The key of the thread's `i`-th write.
+    #[inline]
+    fn key(&self, i: u64, rng: &mut KeyRng) -> u64 {
+        match self {
+            Self::Seq => i,
+            Self::Random => rng.next_key(),
+            Self::Unique { keys, start, .. } => keys.at(start + i),
+        }
+    }
+
+    /// The operation and time budget: a random fill may run for `--duration`; the others end
+    /// with their keys.
+    fn budget(&self, f: &Flags) -> Budget {
+        match self {
+            Self::Seq => Budget::new(f.writes_per_thread(), 0),
+            Self::Random => Budget::new(f.writes_per_thread(), f.duration),
+            Self::Unique { start, end, .. } => Budget::new((end - start).min(f.writes_per_thread()), 0),
+        }
+    }
+}
+
+fn write(c: &mut Ctx<'_>, order: KeyOrder) -> Result<()> {
+    let mut budget = order.budget(c.flags);
     if c.flags.cf_batch || (c.flags.batch_size > 1 && c.flags.num_column_families > 1) {
-        return write_family_batches(c, seq, &mut budget);
+        return write_family_batches(c, &order, &mut budget);
     }
     if c.flags.batch_size > 1 {
-        return write_batches(c, seq, &mut budget);
+        return write_batches(c, &order, &mut budget);
     }
     let (sync, no_wal, vsize) = (c.flags.sync, c.flags.disable_wal, c.flags.value_size);
     let mut i = 0u64;
     let mut bytes = 0u64;
     while !budget.done(1) {
-        let n = if seq { i } else { c.rng.next_key() };
+        let n = order.key(i, &mut c.rng);
         i += 1;
         let key = c.keys.key(n);
         let value = c.values.generate(vsize);
@@ -246,7 +290,7 @@ fn write(c: &mut Ctx<'_>, seq: bool) -> Result<()> {
 }
 
 /// `--batch_size` > 1: each write is one batch; latency is per batch, operations per entry.
-fn write_batches(c: &mut Ctx<'_>, seq: bool, budget: &mut Budget) -> Result<()> {
+fn write_batches(c: &mut Ctx<'_>, order: &KeyOrder, budget: &mut Budget) -> Result<()> {
     let (batch, ksize, vsize) = (c.flags.batch_size, c.flags.key_size, c.flags.value_size);
     let mut key_arena = vec![b'0'; batch * ksize];
     let mut ranges = Vec::with_capacity(batch);
@@ -256,7 +300,7 @@ fn write_batches(c: &mut Ctx<'_>, seq: bool, budget: &mut Budget) -> Result<()> 
     while !budget.done(batch as u64) {
         ranges.clear();
         for slot in key_arena.chunks_exact_mut(ksize) {
-            let n = if seq { i } else { c.rng.next_key() };
+            let n = order.key(i, &mut c.rng);
             i += 1;
             encode_key(n, slot);
             ranges.push(c.values.next_range(vsize));
@@ -277,7 +321,7 @@ fn write_batches(c: &mut Ctx<'_>, seq: bool, budget: &mut Budget) -> Result<()> 
 /// or with `--cf_batch` into every family (one put per family, the same key, a fresh value
 /// each). Latency is per batch, operations per entry; the budget counts keys, so `--cf_batch`
 /// writes N entries per key.
-fn write_family_batches(c: &mut Ctx<'_>, seq: bool, budget: &mut Budget) -> Result<()> {
+fn write_family_batches(c: &mut Ctx<'_>, order: &KeyOrder, budget: &mut Budget) -> Result<()> {
     let (batch, ksize, vsize) = (c.flags.batch_size, c.flags.key_size, c.flags.value_size);
     let per_key = if c.flags.cf_batch { c.flags.num_column_families } else { 1 };
     let mut key_arena = vec![b'0'; batch * ksize];
@@ -289,7 +333,7 @@ fn write_family_batches(c: &mut Ctx<'_>, seq: bool, budget: &mut Budget) -> Resu
     while !budget.done(batch as u64) {
         entries.clear();
         for slot in key_arena.chunks_exact_mut(ksize) {
-            let n = if seq { i } else { c.rng.next_key() };
+            let n = order.key(i, &mut c.rng);
             i += 1;
             encode_key(n, slot);
             if c.flags.cf_batch {
