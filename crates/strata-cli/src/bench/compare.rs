@@ -17,7 +17,7 @@ use indicatif::ProgressBar;
 
 use super::compare_engines::{self as engines, Kind, Spec};
 use super::compare_table::{self, EngineRounds, Round};
-use super::{child, dbbench_output, engine, plot, progress, report};
+use super::{child, dbbench_output, engine, plot, progress, resources};
 
 /// RocksDB's tuning flags, the same file scripts/bench-vs-rocksdb.sh reads.
 const TUNING: &str = include_str!("../../../../bench/rocksdb-tuning.flags");
@@ -292,7 +292,7 @@ fn run_once(engine: &Engine, base: Option<&Path>, tag: &str, bar: &ProgressBar) 
     let run = engine.run(&engine.measure, &dir)?;
     let round = Round {
         results: dbbench_output::parse(&run.stdout),
-        db_bytes: report::disk_usage(&dir),
+        db_bytes: resources::disk_usage(&dir),
         peak_rss: Some(run.peak_rss),
         write_bytes: Some(run.write_bytes),
     };

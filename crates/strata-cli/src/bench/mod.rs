@@ -32,6 +32,7 @@ mod pattern;
 mod plot;
 mod progress;
 mod report;
+mod resources;
 mod runner;
 mod valuegen;
 mod workloads;

@@ -14,7 +14,7 @@ use std::path::Path;
 use anyhow::{anyhow, Result};
 
 use super::flags::{self, Flags};
-use super::report::{self, Summary};
+use super::report::Summary;
 use super::runner::{self, Runner};
 use super::{plot, progress};
 
@@ -117,7 +117,7 @@ pub fn run(args: &[String], out: &mut dyn Write) -> Result<()> {
         r.close();
         let summary = r.summaries.pop();
         drop(r);
-        let db_bytes = report::disk_usage(&path);
+        let db_bytes = super::resources::disk_usage(&path);
         writeln!(out, "DB size after {}: {:.1} MB", s.label, db_bytes as f64 / 1_048_576.0)?;
         rows.push(Row { label: s.label, threads: f.threads, summary, db_bytes });
         bar.inc(1);

@@ -14,6 +14,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use super::histogram::Histogram;
+use super::resources::{peak_rss_bytes, Sample};
 
 /// One thread's measurements for one benchmark.
 #[derive(Clone)]
@@ -240,46 +241,6 @@ fn interval_line(interval_ops: u64, total_ops: u64, interval: Duration, total: D
 }
 
 /// Resource figures sampled before and after a benchmark.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Resources {
-    /// `/proc/self/io` write_bytes: bytes this process caused to be written to storage.
-    pub write_bytes: Option<u64>,
-}
-
-impl Resources {
-    pub fn sample() -> Self {
-        Self { write_bytes: proc_io_write_bytes() }
-    }
-}
-
-fn proc_io_write_bytes() -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/self/io").ok()?;
-    proc_field(&text, "write_bytes:")
-}
-
-/// Peak resident set size in bytes (`VmHWM`).
-pub fn peak_rss_bytes() -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/self/status").ok()?;
-    proc_field(&text, "VmHWM:").map(|kb| kb * 1024)
-}
-
-fn proc_field(text: &str, name: &str) -> Option<u64> {
-    let line = text.lines().find(|l| l.starts_with(name))?;
-    line[name.len()..].split_whitespace().next()?.parse().ok()
-}
-
-/// Disk usage of a directory tree in bytes, as `du` counts it (allocated blocks).
-pub fn disk_usage(path: &Path) -> u64 {
-    use std::os::unix::fs::MetadataExt;
-    let Ok(meta) = std::fs::symlink_metadata(path) else { return 0 };
-    let own = meta.blocks() * 512;
-    if !meta.is_dir() {
-        return own;
-    }
-    let children = std::fs::read_dir(path).into_iter().flatten().flatten();
-    own + children.map(|e| disk_usage(&e.path())).sum::<u64>()
-}
-
 /// The closing figures of one benchmark, for its summary line and the final table.
 #[derive(Debug, Clone)]
 pub struct Summary {
@@ -289,24 +250,28 @@ pub struct Summary {
     pub max: u64,
     pub db_bytes: u64,
     pub write_bytes_per_op: Option<f64>,
+    /// Bytes read from storage per operation (`/proc/self/io`).
+    pub read_bytes_per_op: Option<f64>,
+    /// Read requests the disks completed per operation (the whole machine's).
+    pub disk_reads_per_op: Option<f64>,
+    /// CPU microseconds of the whole process per operation.
+    pub cpu_us_per_op: Option<f64>,
     pub peak_rss: Option<u64>,
 }
 
 impl Summary {
-    pub fn new(
-        result: BenchResult,
-        hist: &Histogram,
-        db_bytes: u64,
-        before: Resources,
-        after: Resources,
-    ) -> Self {
-        let written = after.write_bytes.zip(before.write_bytes).map(|(a, b)| a.saturating_sub(b));
+    pub fn new(result: BenchResult, hist: &Histogram, db_bytes: u64, before: &Sample) -> Self {
+        let used = Sample::take().usage_since(before);
+        let per_op = |x: f64| x / result.ops.max(1) as f64;
         Self {
             p99: hist.percentile(99.0),
             p9999: hist.percentile(99.99),
             max: hist.max(),
             db_bytes,
-            write_bytes_per_op: written.map(|w| w as f64 / result.ops.max(1) as f64),
+            write_bytes_per_op: used.io.map(|(_, w)| per_op(w as f64)),
+            read_bytes_per_op: used.io.map(|(r, _)| per_op(r as f64)),
+            disk_reads_per_op: used.disk_reads.map(|r| per_op(r as f64)),
+            cpu_us_per_op: used.cpu_secs.map(|c| per_op(c * 1e6)),
             peak_rss: peak_rss_bytes(),
             result,
         }
@@ -315,10 +280,14 @@ impl Summary {
     /// One line that does not look like a result line (no "micros/op"), so parsers skip it.
     pub fn line(&self) -> String {
         format!(
-            "Summary {}: db_size {:.1} MB, disk write {} bytes/op, peak RSS {}, P99 {:.2} P99.99 {:.2} Max {} us\n",
+            "Summary {}: db_size {:.1} MB, disk write {} bytes/op, disk read {} bytes/op, disk reads/op {}, \
+             cpu {} us/op, peak RSS {}, P99 {:.2} P99.99 {:.2} Max {} us\n",
             self.result.name,
             mb(self.db_bytes),
             opt(self.write_bytes_per_op.map(|w| format!("{w:.1}"))),
+            opt(self.read_bytes_per_op.map(|r| format!("{r:.1}"))),
+            opt(self.disk_reads_per_op.map(|r| format!("{r:.4}"))),
+            opt(self.cpu_us_per_op.map(|c| format!("{c:.2}"))),
             opt(self.peak_rss.map(|r| format!("{:.1} MB", mb(r)))),
             self.p99,
             self.p9999,
@@ -453,12 +422,6 @@ mod tests {
         assert_eq!(format_ctime(t), "Wed Nov 18 11:06:40 2026");
         assert_eq!(format_time_db_bench(t), "2026/11/18-11:06:40");
         assert_eq!(format_ctime(UNIX_EPOCH), "Thu Jan  1 00:00:00 1970");
-    }
-
-    #[test]
-    fn proc_fields_parse() {
-        assert_eq!(proc_field("rchar: 5\nwrite_bytes: 4096\n", "write_bytes:"), Some(4096));
-        assert_eq!(proc_field("VmHWM:\t  1234 kB\n", "VmHWM:"), Some(1234));
     }
 
     #[test]

@@ -17,7 +17,8 @@ use anyhow::{anyhow, bail, Context, Result};
 use super::engine::{self, BenchDb, EngineOptions};
 use super::flags::Flags;
 use super::keygen::{KeyBuf, KeyRng};
-use super::report::{self, CsvReport, IntervalConfig, ProgressCounter, Resources, Stats, Summary};
+use super::report::{self, CsvReport, IntervalConfig, ProgressCounter, Stats, Summary};
+use super::resources::Sample;
 use super::valuegen::{compressed_value_size, ValuePool};
 use super::workloads::{self, Ctx, Shared, Workload};
 
@@ -134,7 +135,7 @@ impl<'a> Runner<'a> {
             bail!("mergerandom needs --merge_operator (for example --merge_operator=uint64add)");
         }
         self.used = true;
-        let before = Resources::sample();
+        let before = Sample::take();
         let outs = self.run_threads(w)?;
         self.report(name, w, &outs, before)
     }
@@ -219,7 +220,7 @@ impl<'a> Runner<'a> {
         })
     }
 
-    fn report(&mut self, name: &str, w: Workload, outs: &[ThreadOut], before: Resources) -> Result<()> {
+    fn report(&mut self, name: &str, w: Workload, outs: &[ThreadOut], before: Sample) -> Result<()> {
         let mut merged: Option<Stats> = None;
         let (mut found, mut ops) = (0, 0);
         for o in outs.iter().filter(|o| !o.exclude) {
@@ -246,13 +247,8 @@ impl<'a> Runner<'a> {
                 o.stats.result("bgwriter").line()
             )?;
         }
-        let summary = Summary::new(
-            result,
-            merged.histogram(),
-            report::disk_usage(&self.opts.path),
-            before,
-            Resources::sample(),
-        );
+        let summary =
+            Summary::new(result, merged.histogram(), super::resources::disk_usage(&self.opts.path), &before);
         write!(self.out, "{}", summary.line())?;
         self.summaries.push(summary);
         Ok(())
@@ -394,6 +390,13 @@ mod tests {
         assert!(out.contains("Keys:       16 bytes each (+ 0 bytes user-defined timestamp)\n"));
         assert!(out.contains("Values:     100 bytes each (50 bytes after compression)\n"));
         assert!(out.contains("\nbenchmark ") && out.contains("\nSummary readrandom: db_size "));
+        let summary = out.lines().find(|l| l.starts_with("Summary readrandom: ")).unwrap();
+        for column in ["disk write ", " bytes/op, disk read ", "disk reads/op ", "cpu ", " us/op, peak RSS "]
+        {
+            assert!(summary.contains(column), "{column:?} missing: {summary}");
+        }
+        // This process's own CPU is always readable on Linux, and a benchmark uses some.
+        assert!(!summary.contains("cpu n/a"), "{summary}");
     }
 
     #[test]

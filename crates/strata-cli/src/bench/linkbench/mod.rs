@@ -12,7 +12,6 @@
 //! usually fails the run.
 
 mod checker;
-mod efficiency;
 mod layout;
 mod phases;
 mod store;
@@ -33,8 +32,8 @@ use strata::WriteOptions;
 use super::engine::{self, EngineOptions};
 use super::flags::Flags;
 use super::histogram::Histogram;
+use super::resources::{Efficiency, Sample};
 use super::valuegen::ValuePool;
-use efficiency::{Efficiency, Sample};
 use phases::{IdChoosers, PhaseConfig, PhaseOut};
 use store::{Graph, LinkStore};
 use store_strata::{Atomicity, StrataTables};

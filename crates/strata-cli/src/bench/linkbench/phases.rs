@@ -12,8 +12,8 @@ use anyhow::Result;
 
 use super::super::histogram::Histogram;
 use super::super::report::{self, CsvReport, IntervalConfig, ProgressCounter};
+use super::super::resources::own_switches;
 use super::super::valuegen::{ValueGen, ValuePool};
-use super::efficiency::own_switches;
 use super::layout::{Link, Node};
 use super::store::LinkStore;
 use super::workload::{self as wl, Op, Rng, Zipf, OPS};

@@ -1,4 +1,4 @@
-//! The efficiency figures of seed 002 that this process can measure about itself without
+//! What a benchmark cost the machine, measured by this process about itself without
 //! `unsafe`: CPU time (`/proc/self/stat` utime + stime, whole process, exited threads
 //! included), context switches (`/proc/*/status`, per thread), bytes read from and written to
 //! storage (`/proc/self/io`), read requests completed by the disks (`/sys/block/*/stat`, the
@@ -9,13 +9,13 @@
 //! process, dead threads included) needs `unsafe` through libc. So a phase's figure is the
 //! growth of every thread alive at its end (the engine's background threads) plus what each
 //! worker thread measured on itself before it exited; a thread that ends inside the phase and
-//! is not a worker is missed. Owns measuring and formatting; must not run operations.
+//! is not a worker is missed. Every benchmark's `Summary` line and LinkBench's `Efficiency`
+//! lines (seed 002's columns) come from here. Owns measuring and formatting; must not run
+//! operations.
 
 use std::collections::HashMap;
 use std::path::Path;
 use std::time::Instant;
-
-use super::super::report;
 
 /// The kernel's USER_HZ, the unit of /proc's CPU times: 100 on every Linux architecture.
 const USER_HZ: f64 = 100.0;
@@ -105,6 +105,24 @@ fn thread_switches() -> HashMap<u64, u64> {
         .collect()
 }
 
+/// Peak resident set size in bytes (`VmHWM`).
+pub fn peak_rss_bytes() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/self/status").ok()?;
+    field(&text, "VmHWM:").map(|kb| kb * 1024)
+}
+
+/// Disk usage of a directory tree in bytes, as `du` counts it (allocated blocks).
+pub fn disk_usage(path: &Path) -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(meta) = std::fs::symlink_metadata(path) else { return 0 };
+    let own = meta.blocks() * 512;
+    if !meta.is_dir() {
+        return own;
+    }
+    let children = std::fs::read_dir(path).into_iter().flatten().flatten();
+    own + children.map(|e| disk_usage(&e.path())).sum::<u64>()
+}
+
 /// Apparent size of a directory tree (`du --apparent-size`): the sum of file lengths.
 fn apparent_size(path: &Path) -> u64 {
     let Ok(meta) = std::fs::symlink_metadata(path) else { return 0 };
@@ -115,12 +133,32 @@ fn apparent_size(path: &Path) -> u64 {
     children.map(|e| apparent_size(&e.path())).sum()
 }
 
+/// What the process used between two samples.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Usage {
+    pub cpu_secs: Option<f64>,
+    /// (read_bytes, write_bytes) of `/proc/self/io`.
+    pub io: Option<(u64, u64)>,
+    /// Read requests completed by the disks (the whole machine's).
+    pub disk_reads: Option<u64>,
+}
+
+impl Sample {
+    /// What the process used from `before` to this sample.
+    pub fn usage_since(&self, before: &Sample) -> Usage {
+        let sub = |a: u64, b: u64| a.saturating_sub(b);
+        Usage {
+            cpu_secs: self.cpu_ticks.zip(before.cpu_ticks).map(|(a, b)| sub(a, b) as f64 / USER_HZ),
+            io: self.io.zip(before.io).map(|((r1, w1), (r0, w0))| (sub(r1, r0), sub(w1, w0))),
+            disk_reads: self.disk_reads.zip(before.disk_reads).map(|(a, b)| sub(a, b)),
+        }
+    }
+}
+
 /// A phase's figures per operation.
 pub struct Efficiency {
     pub ops: u64,
-    cpu_secs: Option<f64>,
-    io: Option<(u64, u64)>,
-    disk_reads: Option<u64>,
+    usage: Usage,
     switches: Option<u64>,
     db_du: u64,
     db_apparent: u64,
@@ -132,9 +170,6 @@ impl Efficiency {
     /// each worker thread counted on itself (None if any could not).
     pub fn since(before: &Sample, ops: u64, worker_switches: Option<u64>, db: &Path) -> Self {
         let now = Sample::take();
-        let cpu_secs = now.cpu_ticks.zip(before.cpu_ticks).map(|(a, b)| a.saturating_sub(b) as f64 / USER_HZ);
-        let io =
-            now.io.zip(before.io).map(|((r1, w1), (r0, w0))| (r1.saturating_sub(r0), w1.saturating_sub(w0)));
         let engine: u64 = now
             .threads
             .iter()
@@ -142,13 +177,11 @@ impl Efficiency {
             .sum();
         Self {
             ops,
-            cpu_secs,
-            io,
-            disk_reads: now.disk_reads.zip(before.disk_reads).map(|(a, b)| a.saturating_sub(b)),
+            usage: now.usage_since(before),
             switches: worker_switches.map(|w| w + engine),
-            db_du: report::disk_usage(db),
+            db_du: disk_usage(db),
             db_apparent: apparent_size(db),
-            peak_rss: report::peak_rss_bytes(),
+            peak_rss: peak_rss_bytes(),
         }
     }
 
@@ -164,11 +197,11 @@ impl Efficiency {
             self.ops,
             mb(self.db_du),
             mb(self.db_apparent),
-            self.disk_reads.map_or_else(na, |r| format!("{:.3}", per(r as f64))),
-            self.io.map_or_else(na, |(r, _)| format!("{:.3}", per(r as f64 / 1024.0))),
-            self.io.map_or_else(na, |(_, w)| format!("{:.3}", per(w as f64 / 1024.0))),
+            self.usage.disk_reads.map_or_else(na, |r| format!("{:.3}", per(r as f64))),
+            self.usage.io.map_or_else(na, |(r, _)| format!("{:.3}", per(r as f64 / 1024.0))),
+            self.usage.io.map_or_else(na, |(_, w)| format!("{:.3}", per(w as f64 / 1024.0))),
             self.switches.map_or_else(na, |s| format!("{:.2}", per(s as f64))),
-            self.cpu_secs.map_or_else(na, |c| format!("{:.1}", per(c * 1e6))),
+            self.usage.cpu_secs.map_or_else(na, |c| format!("{:.1}", per(c * 1e6))),
             self.peak_rss.map_or_else(na, |r| format!("{:.1} MB", mb(r))),
         )
     }
@@ -194,5 +227,7 @@ mod tests {
             "{line}"
         );
         assert_eq!(switches("voluntary_ctxt_switches:\t5\nnonvoluntary_ctxt_switches:\t2\n"), Some(7));
+        assert_eq!(field("rchar: 5\nwrite_bytes: 4096\n", "write_bytes:"), Some(4096));
+        assert_eq!(field("VmHWM:\t  1234 kB\n", "VmHWM:"), Some(1234));
     }
 }
