@@ -256,11 +256,21 @@ pub struct Summary {
     pub disk_reads_per_op: Option<f64>,
     /// CPU microseconds of the whole process per operation.
     pub cpu_us_per_op: Option<f64>,
+    /// Context switches per operation: the benchmark threads' own and the engine's threads'.
+    pub switches_per_op: Option<f64>,
     pub peak_rss: Option<u64>,
 }
 
 impl Summary {
-    pub fn new(result: BenchResult, hist: &Histogram, db_bytes: u64, before: &Sample) -> Self {
+    /// `worker_switches`: what the benchmark's own threads counted on themselves (they have
+    /// exited, so a sample cannot see them).
+    pub fn new(
+        result: BenchResult,
+        hist: &Histogram,
+        db_bytes: u64,
+        before: &Sample,
+        worker_switches: Option<u64>,
+    ) -> Self {
         let used = Sample::take().usage_since(before);
         let per_op = |x: f64| x / result.ops.max(1) as f64;
         Self {
@@ -272,6 +282,7 @@ impl Summary {
             read_bytes_per_op: used.io.map(|(r, _)| per_op(r as f64)),
             disk_reads_per_op: used.disk_reads.map(|r| per_op(r as f64)),
             cpu_us_per_op: used.cpu_secs.map(|c| per_op(c * 1e6)),
+            switches_per_op: worker_switches.map(|w| per_op((w + used.live_thread_switches) as f64)),
             peak_rss: peak_rss_bytes(),
             result,
         }
@@ -281,13 +292,14 @@ impl Summary {
     pub fn line(&self) -> String {
         format!(
             "Summary {}: db_size {:.1} MB, disk write {} bytes/op, disk read {} bytes/op, disk reads/op {}, \
-             cpu {} us/op, peak RSS {}, P99 {:.2} P99.99 {:.2} Max {} us\n",
+             cpu {} us/op, cs/op {}, peak RSS {}, P99 {:.2} P99.99 {:.2} Max {} us\n",
             self.result.name,
             mb(self.db_bytes),
             opt(self.write_bytes_per_op.map(|w| format!("{w:.1}"))),
             opt(self.read_bytes_per_op.map(|r| format!("{r:.1}"))),
             opt(self.disk_reads_per_op.map(|r| format!("{r:.4}"))),
             opt(self.cpu_us_per_op.map(|c| format!("{c:.2}"))),
+            opt(self.switches_per_op.map(|c| format!("{c:.3}"))),
             opt(self.peak_rss.map(|r| format!("{:.1} MB", mb(r)))),
             self.p99,
             self.p9999,

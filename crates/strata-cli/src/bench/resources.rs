@@ -141,6 +141,10 @@ pub struct Usage {
     pub io: Option<(u64, u64)>,
     /// Read requests completed by the disks (the whole machine's).
     pub disk_reads: Option<u64>,
+    /// Context switches of the threads alive at the later sample (the engine's background
+    /// threads, and the sampling thread) since the earlier one; worker threads that exited in
+    /// between are the caller's to add.
+    pub live_thread_switches: u64,
 }
 
 impl Sample {
@@ -151,6 +155,11 @@ impl Sample {
             cpu_secs: self.cpu_ticks.zip(before.cpu_ticks).map(|(a, b)| sub(a, b) as f64 / USER_HZ),
             io: self.io.zip(before.io).map(|((r1, w1), (r0, w0))| (sub(r1, r0), sub(w1, w0))),
             disk_reads: self.disk_reads.zip(before.disk_reads).map(|(a, b)| sub(a, b)),
+            live_thread_switches: self
+                .threads
+                .iter()
+                .map(|(tid, n)| sub(*n, before.threads.get(tid).copied().unwrap_or(0)))
+                .sum(),
         }
     }
 }
@@ -169,16 +178,11 @@ impl Efficiency {
     /// The figures from `before` to now, for `ops` operations; `worker_switches` is what
     /// each worker thread counted on itself (None if any could not).
     pub fn since(before: &Sample, ops: u64, worker_switches: Option<u64>, db: &Path) -> Self {
-        let now = Sample::take();
-        let engine: u64 = now
-            .threads
-            .iter()
-            .map(|(tid, n)| n.saturating_sub(before.threads.get(tid).copied().unwrap_or(0)))
-            .sum();
+        let usage = Sample::take().usage_since(before);
         Self {
             ops,
-            usage: now.usage_since(before),
-            switches: worker_switches.map(|w| w + engine),
+            switches: worker_switches.map(|w| w + usage.live_thread_switches),
+            usage,
             db_du: disk_usage(db),
             db_apparent: apparent_size(db),
             peak_rss: peak_rss_bytes(),

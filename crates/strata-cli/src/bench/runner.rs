@@ -18,7 +18,7 @@ use super::engine::{self, BenchDb, EngineOptions};
 use super::flags::Flags;
 use super::keygen::{KeyBuf, KeyRng};
 use super::report::{self, CsvReport, IntervalConfig, ProgressCounter, Stats, Summary};
-use super::resources::Sample;
+use super::resources::{own_switches, Sample};
 use super::valuegen::{compressed_value_size, ValuePool};
 use super::workloads::{self, Ctx, Shared, Workload};
 
@@ -28,6 +28,8 @@ struct ThreadOut {
     found: u64,
     ops: u64,
     exclude: bool,
+    /// The thread's own context switches while it ran (None if /proc could not say).
+    switches: Option<u64>,
 }
 
 /// A run of benchmarks against one database path.
@@ -199,8 +201,10 @@ impl<'a> Runner<'a> {
                         // Setup is not timed: every thread starts its clock together.
                         barrier.wait();
                         c.stats = Stats::start();
+                        let switches_before = own_switches();
                         let r = workloads::run(w, &mut c);
                         c.stats.stop();
+                        let switches = own_switches().zip(switches_before).map(|(a, b)| a.saturating_sub(b));
                         if !c.exclude {
                             shared.readers_done.fetch_add(1, Ordering::Release);
                         }
@@ -209,6 +213,7 @@ impl<'a> Runner<'a> {
                             found: c.found,
                             ops: c.ops,
                             exclude: c.exclude,
+                            switches,
                         })
                     })
                 })
@@ -247,8 +252,13 @@ impl<'a> Runner<'a> {
                 o.stats.result("bgwriter").line()
             )?;
         }
-        let summary =
-            Summary::new(result, merged.histogram(), super::resources::disk_usage(&self.opts.path), &before);
+        let summary = Summary::new(
+            result,
+            merged.histogram(),
+            super::resources::disk_usage(&self.opts.path),
+            &before,
+            outs.iter().map(|o| o.switches).sum(),
+        );
         write!(self.out, "{}", summary.line())?;
         self.summaries.push(summary);
         Ok(())
@@ -391,12 +401,19 @@ mod tests {
         assert!(out.contains("Values:     100 bytes each (50 bytes after compression)\n"));
         assert!(out.contains("\nbenchmark ") && out.contains("\nSummary readrandom: db_size "));
         let summary = out.lines().find(|l| l.starts_with("Summary readrandom: ")).unwrap();
-        for column in ["disk write ", " bytes/op, disk read ", "disk reads/op ", "cpu ", " us/op, peak RSS "]
-        {
+        let columns = [
+            "disk write ",
+            " bytes/op, disk read ",
+            "disk reads/op ",
+            "cpu ",
+            " us/op, cs/op ",
+            ", peak RSS ",
+        ];
+        for column in columns {
             assert!(summary.contains(column), "{column:?} missing: {summary}");
         }
         // This process's own CPU is always readable on Linux, and a benchmark uses some.
-        assert!(!summary.contains("cpu n/a"), "{summary}");
+        assert!(!summary.contains("cpu n/a") && !summary.contains("cs/op n/a"), "{summary}");
     }
 
     #[test]
