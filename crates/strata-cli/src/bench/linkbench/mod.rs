@@ -99,15 +99,32 @@ pub fn run(flags: &Flags, out: &mut dyn Write) -> Result<()> {
 /// The engines LinkBench runs on (each optional one when built with its feature).
 const ENGINES: &str = "strata, rocksdb (RocksDB's TransactionDB) and heed (LMDB)";
 
+/// The engines this build runs LinkBench on (the optional ones with their cargo features).
+const BUILT: &[&str] = &[
+    "strata",
+    #[cfg(feature = "rocksdb")]
+    "rocksdb",
+    #[cfg(feature = "heed")]
+    "heed",
+];
+
 fn open_store(flags: &Flags, path: &Path) -> Result<Box<dyn LinkStore>> {
+    // Refused before the directory is emptied, so a bad command line changes nothing.
+    if !flags.transactions && flags.engine != "strata" {
+        bail!("--transactions=0 is for --engine=strata only: {} always writes in transactions", flags.engine);
+    }
+    if !BUILT.contains(&flags.engine.as_str()) {
+        bail!(
+            "linkbench runs on {ENGINES}, not --engine={} (an optional engine needs its cargo \
+             feature: --features rocksdb or --features heed)",
+            flags.engine
+        );
+    }
     let opts = EngineOptions::from_flags(flags, path);
     if !flags.use_existing_db {
         engine::destroy(path)?;
     }
     let first_new_node = flags.maxid1;
-    if !flags.transactions && flags.engine != "strata" {
-        bail!("--transactions=0 is for --engine=strata only: {} always writes in transactions", flags.engine);
-    }
     match flags.engine.as_str() {
         "strata" => {
             let write_opts = WriteOptions { sync: flags.sync, disable_wal: flags.disable_wal };
@@ -127,10 +144,7 @@ fn open_store(flags: &Flags, path: &Path) -> Result<Box<dyn LinkStore>> {
         }
         #[cfg(feature = "heed")]
         "heed" => Ok(Box::new(Graph::new(store_lmdb::LmdbTables::open(&opts)?, first_new_node))),
-        other => bail!(
-            "linkbench runs on {ENGINES}, not --engine={other} (an optional engine needs its cargo \
-             feature: --features rocksdb or --features heed)"
-        ),
+        other => unreachable!("--engine={other} passed the check against BUILT"),
     }
 }
 
