@@ -282,7 +282,7 @@ impl Summary {
             read_bytes_per_op: used.io.map(|(r, _)| per_op(r as f64)),
             disk_reads_per_op: used.disk_reads.map(|r| per_op(r as f64)),
             cpu_us_per_op: used.cpu_secs.map(|c| per_op(c * 1e6)),
-            switches_per_op: worker_switches.map(|w| per_op((w + used.live_thread_switches) as f64)),
+            switches_per_op: used.switches(worker_switches).map(|s| per_op(s as f64)),
             peak_rss: peak_rss_bytes(),
             result,
         }

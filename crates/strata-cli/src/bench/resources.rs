@@ -164,6 +164,14 @@ impl Sample {
     }
 }
 
+impl Usage {
+    /// All context switches: `workers`' own (they counted them on themselves, having exited
+    /// before the sample) plus the live threads'; None if a worker could not count.
+    pub fn switches(&self, workers: Option<u64>) -> Option<u64> {
+        workers.map(|w| w + self.live_thread_switches)
+    }
+}
+
 /// A phase's figures per operation.
 pub struct Efficiency {
     pub ops: u64,
@@ -181,7 +189,7 @@ impl Efficiency {
         let usage = Sample::take().usage_since(before);
         Self {
             ops,
-            switches: worker_switches.map(|w| w + usage.live_thread_switches),
+            switches: usage.switches(worker_switches),
             usage,
             db_du: disk_usage(db),
             db_apparent: apparent_size(db),
