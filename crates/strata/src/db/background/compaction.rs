@@ -21,7 +21,17 @@ use crate::version::version::Version;
 
 impl DbInner {
     /// Runs one compaction; `manual` relocates every blob file that holds any garbage.
-    pub(crate) fn run_compaction(&self, family: &Family, c: &Compaction, manual: bool) -> Result<()> {
+    /// `input_version` is the version `c` was picked from: held until the result is installed,
+    /// it keeps the input files counted as live (a family dropped meanwhile, or any other
+    /// change, cannot get them deleted under the job), and released before the obsolete files
+    /// are deleted, so the inputs go at once.
+    pub(crate) fn run_compaction(
+        &self,
+        family: &Family,
+        c: &Compaction,
+        manual: bool,
+        input_version: Arc<Version>,
+    ) -> Result<()> {
         let start = Instant::now();
         let job_id = self.next_job_id();
         let input_bytes = c.input_bytes();
@@ -136,6 +146,7 @@ impl DbInner {
                 .num("duration_micros", micros)
                 .nums("lsm_state", self.lsm_state()),
         );
+        drop(input_version);
         self.delete_obsolete_files();
         Ok(())
     }
@@ -198,7 +209,7 @@ impl DbInner {
                 continue;
             }
             if let Some(c) = picker::compaction_for(&version, level, level + 1, inputs) {
-                self.run_compaction(family, &c, false)?;
+                self.run_compaction(family, &c, false, version)?;
             }
         }
         // Rewrite the last level in place so tombstones and blob garbage are dropped.
@@ -206,10 +217,9 @@ impl DbInner {
         let inputs = version.overlapping(last, start, end);
         let chosen =
             if inputs.is_empty() { None } else { picker::compaction_for(&version, last, last, inputs) };
-        drop(version);
         if let Some(mut c) = chosen {
             c.trivial_move = false;
-            self.run_compaction(family, &c, true)?;
+            self.run_compaction(family, &c, true, version)?;
         }
         Ok(())
     }

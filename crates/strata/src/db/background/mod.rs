@@ -82,7 +82,10 @@ impl BgState {
 
 enum Work {
     Flush,
-    Compact(Arc<Family>, Compaction),
+    /// The version the compaction was picked from rides along until the job ends: while it is
+    /// held, `live_files` counts its tables, so a drop of the family (or any later change)
+    /// cannot have the job's input files deleted under it.
+    Compact(Arc<Family>, Compaction, Arc<Version>),
 }
 
 /// Stops background work when the last `Db` clone is dropped.
@@ -209,7 +212,9 @@ impl DbInner {
             let what = if flush { "flush" } else { "compaction" };
             let result = run_job(what, || match work {
                 Work::Flush => self.flush_oldest(),
-                Work::Compact(family, c) => self.run_compaction(&family, &c, false),
+                Work::Compact(family, c, input_version) => {
+                    self.run_compaction(&family, &c, false, input_version)
+                }
             });
             let mut bg = self.bg.lock();
             if flush {
@@ -242,10 +247,11 @@ impl DbInner {
             let n = families.len().max(1);
             let start = bg.compaction_turn % n;
             for (i, family) in families.iter().enumerate().cycle().skip(start).take(n) {
-                if let Some(c) = picker::pick(&family.super_version.load().version, &family.opts) {
+                let version = Arc::clone(&family.super_version.load().version);
+                if let Some(c) = picker::pick(&version, &family.opts) {
                     bg.compaction_turn = i + 1;
                     bg.compacting = true;
-                    return Some(Work::Compact(Arc::clone(family), c));
+                    return Some(Work::Compact(Arc::clone(family), c, version));
                 }
             }
         }
