@@ -1,7 +1,8 @@
 //! `Options::use_mmap_reads`: with it off, SST and blob files are read with `pread` and never
 //! mapped, and a file that loses its tail under an open database is an error on read; with it
 //! on (the default), the same damage kills the process with SIGBUS, which is why the option
-//! exists (docs/durability.md, "Memory-mapped reads").
+//! exists (docs/durability.md, "Memory-mapped reads"). With it on, files are mapped only while
+//! the database is no larger than `mmap_reads_max_db_size`.
 
 #![cfg(target_os = "linux")]
 
@@ -111,6 +112,38 @@ fn unmapped_reads_see_every_value_and_map_no_file() {
     let db = filled(dir.path(), true);
     read_all(&db).unwrap();
     assert!(!mapped_files(dir.path()).is_empty(), "the default maps the data files");
+}
+
+#[test]
+fn files_opened_once_the_database_outgrows_the_mapping_limit_are_not_mapped() {
+    let dir = tempfile::tempdir().unwrap();
+    drop(filled(dir.path(), true));
+    let size: u64 = data_files(dir.path()).iter().map(|p| fs::metadata(p).unwrap().len()).sum();
+    let limited = |limit: u64| Options { mmap_reads_max_db_size: limit, ..options(true) };
+
+    let db = Db::open(dir.path(), limited(size / 2)).unwrap();
+    assert_eq!(db.property("strata.mmap-reads").as_deref(), Some("0"));
+    read_all(&db).unwrap();
+    assert_eq!(mapped_files(dir.path()), Vec::<String>::new(), "larger than the limit: pread");
+    drop(db);
+
+    let db = Db::open(dir.path(), limited(size * 2)).unwrap();
+    assert_eq!(db.property("strata.mmap-reads").as_deref(), Some("1"));
+    read_all(&db).unwrap();
+    assert!(!mapped_files(dir.path()).is_empty(), "within the limit: mapped");
+    // Grown past the limit: the files a flush writes from now on are read with pread.
+    for i in 0..KEYS {
+        db.put(&WriteOptions::default(), &key(KEYS + i), &value(i)).unwrap();
+    }
+    db.flush().unwrap();
+    assert_eq!(db.property("strata.mmap-reads").as_deref(), Some("0"));
+    let before = mapped_files(dir.path()).len();
+    assert_eq!(db.get(&ReadOptions::new(), &key(2 * KEYS - 1)).unwrap(), Some(value(KEYS - 1)));
+    assert_eq!(mapped_files(dir.path()).len(), before, "the new files are not mapped");
+    drop(db);
+
+    let db = Db::open(dir.path(), Options { use_mmap_reads: false, ..limited(size * 100) }).unwrap();
+    assert_eq!(db.property("strata.mmap-reads").as_deref(), Some("0"));
 }
 
 #[test]

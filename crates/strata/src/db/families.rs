@@ -142,6 +142,7 @@ impl DbInner {
         let edit =
             VersionEdit { column_family: family.id, drop_column_family: true, ..VersionEdit::default() };
         let last = versions.log_and_apply(edit)?;
+        self.table_cache.note_db_bytes(versions.live_bytes());
         family.dropped.store(true, std::sync::atomic::Ordering::Release);
         self.families.store(Arc::new(self.families.load().without(family.id)));
         // Readers that already hold the old view keep it; the handle lets go of the files.

@@ -664,7 +664,8 @@ impl Db {
     }
 
     /// A named property: `strata.stats`, `strata.levelstats`, `strata.num-files-at-level<N>`,
-    /// `strata.estimate-pending-compaction-bytes`, `strata.block-cache-usage`,
+    /// `strata.estimate-pending-compaction-bytes`, `strata.block-cache-usage`, `strata.mmap-reads`
+    /// (1 while files opened now are memory-mapped, see [`Options::mmap_reads_max_db_size`]),
     /// `strata.num-immutable-mem-table` (memtables waiting for flush),
     /// `strata.memtable-borrowed-bytes` (block-cache capacity they borrow, see
     /// [`Options::write_buffer_borrow_percent`]), `strata.total-sst-files-size`, `strata.total-blob-file-size`, `strata.background-error`,

@@ -202,6 +202,16 @@ struct NoLock;
 
 impl crate::fs::FileLock for NoLock {}
 
+/// The database size up to which files are memory-mapped (`Options::use_mmap_reads` and
+/// `mmap_reads_max_db_size`; 0 maps nothing).
+fn mmap_max_db_bytes(opts: &Options) -> u64 {
+    match (opts.use_mmap_reads, opts.mmap_reads_max_db_size) {
+        (false, _) => 0,
+        (true, 0) => crate::util::memory_limit::memory_limit().map_or(u64::MAX, |m| m / 2),
+        (true, limit) => limit,
+    }
+}
+
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn build_inner(
     path: &Path,
@@ -231,15 +241,17 @@ pub(crate) fn build_inner(
             .get(DEFAULT_FAMILY)
             .ok_or_else(|| Error::corruption("the MANIFEST has no default column family"))?,
     );
+    let table_cache = TableCache::new(
+        path.to_path_buf(),
+        Arc::clone(&fs),
+        opts.max_open_files,
+        block_cache,
+        mmap_max_db_bytes(&opts),
+    );
+    table_cache.note_db_bytes(versions.live_bytes());
     Ok(DbInner {
         dir: path.to_path_buf(),
-        table_cache: TableCache::new(
-            path.to_path_buf(),
-            Arc::clone(&fs),
-            opts.max_open_files,
-            block_cache,
-            opts.use_mmap_reads,
-        ),
+        table_cache,
         default,
         families: ArcSwap::from_pointee(table),
         current_wal: AtomicU64::new(wal_number),
@@ -465,7 +477,12 @@ fn replay_wals(db: &Arc<DbInner>, wals: &[u64], new_wal: u64) -> Result<Replayed
         edit.last_sequence = Some(max_seq);
         group.push(edit);
     }
-    let versions = db.versions.lock().log_and_apply_group(group)?;
+    let versions = {
+        let mut set = db.versions.lock();
+        let installed = set.log_and_apply_group(group)?;
+        db.table_cache.note_db_bytes(set.live_bytes());
+        installed
+    };
     for ((family, _), version) in target.mems.iter().zip(versions) {
         let sv = family.super_version.load();
         family.super_version.store(Arc::new(SuperVersion {

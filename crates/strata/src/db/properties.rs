@@ -189,6 +189,7 @@ impl DbInner {
             "total-blob-file-size" => {
                 Some(v.blob_files.values().map(|b| b.meta.file_size).sum::<u64>().to_string())
             }
+            "mmap-reads" => Some(u8::from(self.table_cache.maps_new_files()).to_string()),
             "background-error" => Some(self.background_error().map_or(String::new(), |e| e.to_string())),
             "num-snapshots" => Some(self.snapshots.sequences().len().to_string()),
             "histograms" => Some(self.latency_text()),

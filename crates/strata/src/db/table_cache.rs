@@ -8,6 +8,7 @@
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use arc_swap::ArcSwap;
@@ -84,26 +85,42 @@ pub struct TableCache {
     tables: OpenFiles<Table>,
     blobs: OpenFiles<BlobReader>,
     block_cache: Option<Arc<BlockCache>>,
-    /// `Options::use_mmap_reads`.
-    mmap_reads: bool,
+    /// Files are mapped while `db_bytes` is at most this (0: never mapped); see
+    /// `Options::mmap_reads_max_db_size`.
+    mmap_max_db_bytes: u64,
+    /// The live SST and blob bytes of the database, as of the last installed version.
+    db_bytes: AtomicU64,
 }
 
 impl TableCache {
-    /// A cache keeping about `max_open_files` files open, memory-mapped if `mmap_reads`.
+    /// A cache keeping about `max_open_files` files open, memory-mapped while the database's
+    /// files total at most `mmap_max_db_bytes` (0: never).
     pub fn new(
         dir: PathBuf,
         fs: Arc<dyn FileSystem>,
         max_open_files: usize,
         block_cache: Option<Arc<BlockCache>>,
-        mmap_reads: bool,
+        mmap_max_db_bytes: u64,
     ) -> Self {
         let cap = max_open_files.max(16);
         let (tables, blobs) = (OpenFiles::new(cap), OpenFiles::new(cap / 2));
-        Self { dir, fs, tables, blobs, block_cache, mmap_reads }
+        let db_bytes = AtomicU64::new(0);
+        Self { dir, fs, tables, blobs, block_cache, mmap_max_db_bytes, db_bytes }
+    }
+
+    /// Records the live SST and blob bytes of the database; files opened from now on are mapped
+    /// only if it is at most the mapping limit.
+    pub fn note_db_bytes(&self, bytes: u64) {
+        self.db_bytes.store(bytes, Ordering::Relaxed);
+    }
+
+    /// Whether a file opened now would be memory-mapped.
+    pub fn maps_new_files(&self) -> bool {
+        self.mmap_max_db_bytes > 0 && self.db_bytes.load(Ordering::Relaxed) <= self.mmap_max_db_bytes
     }
 
     fn open_file(&self, path: &std::path::Path) -> Result<Arc<dyn crate::fs::RandomAccessFile>> {
-        if self.mmap_reads {
+        if self.maps_new_files() {
             self.fs.open_random(path)
         } else {
             self.fs.open_random_unmapped(path)

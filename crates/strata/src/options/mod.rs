@@ -144,8 +144,17 @@ pub struct Options {
     /// read a page, or a file truncated behind the database's back, is then an `Error::Io`
     /// instead of a SIGBUS that kills the process, and memory use is bounded by `cache_size`
     /// rather than by the page cache (docs/durability.md, "Memory-mapped reads"). For a
-    /// database larger than memory, false is also faster at point reads (docs/tuning.md).
+    /// database larger than memory, mapped reads are slower (docs/tuning.md), so by default a
+    /// file is mapped only while the database is small enough: see `mmap_reads_max_db_size`.
     pub use_mmap_reads: bool,
+    /// With `use_mmap_reads`, a file opened while the database's live SST and blob files total
+    /// more than this many bytes is read with `pread` through the block cache instead of mapped
+    /// (default 0: half the memory this process may use, the smaller of physical memory and its
+    /// memory cgroups' limits). Out of memory, a mapped point read faults a block's pages in one
+    /// at a time and its pages compete with values in the page cache, where `pread` reads a
+    /// block in one request and keeps index-sized blocks in the block cache. Files already open
+    /// stay as they were opened until they are closed or rewritten.
+    pub mmap_reads_max_db_size: u64,
     /// Skip damaged WAL records instead of failing open: the same as `wal_recovery_mode =
     /// SkipAnyCorruptedRecords` (default false; kept from before the recovery modes existed).
     pub skip_corrupted_wal_records: bool,
@@ -234,6 +243,7 @@ impl Default for Options {
             write_spin_micros: 200,
             max_open_files: 1000,
             use_mmap_reads: true,
+            mmap_reads_max_db_size: 0,
             skip_corrupted_wal_records: false,
             wal_recovery_mode: WalRecoveryMode::PointInTime,
             info_log: true,

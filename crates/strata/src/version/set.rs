@@ -215,6 +215,11 @@ impl VersionSet {
         &self.families
     }
 
+    /// Bytes of the SST and blob files of every family's current version.
+    pub fn live_bytes(&self) -> u64 {
+        self.families.values().map(|f| f.current.live_bytes()).sum()
+    }
+
     /// The id the next created column family gets.
     pub fn next_family_id(&self) -> u32 {
         self.max_family + 1

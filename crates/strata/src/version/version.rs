@@ -116,6 +116,12 @@ impl Version {
         self.files[level].iter().map(|f| f.file_size).sum()
     }
 
+    /// Bytes of every SST and blob file of this version.
+    pub fn live_bytes(&self) -> u64 {
+        let tables: u64 = (0..NUM_LEVELS).map(|l| self.level_bytes(l)).sum();
+        tables + self.blob_files.values().map(|b| b.meta.file_size).sum::<u64>()
+    }
+
     /// Number of files in `level`.
     pub fn level_files(&self, level: usize) -> usize {
         self.files[level].len()

@@ -352,6 +352,7 @@ impl DbInner {
         let mut edits = vec![edit];
         edits.extend(others.into_iter().filter(|e| live.contains_key(&e.column_family)));
         let version = versions.log_and_apply_group(edits)?.swap_remove(0);
+        self.table_cache.note_db_bytes(versions.live_bytes());
         self.log_if_slow(
             None,
             "writing a version edit to the MANIFEST",
