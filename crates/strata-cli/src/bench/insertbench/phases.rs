@@ -123,7 +123,9 @@ pub fn run(
     let (counters, stop_flag) = (Counters::default(), AtomicBool::new(false));
     // References, so the `move` closures below copy them.
     let (c, stop) = (&counters, &stop_flag);
-    let seed = cfg.seed.wrapping_add(u64::from(phase.rank()) << 32);
+    // Each phase draws its own rows and queries (qr100 and qr1000 too).
+    let rate = if let Phase::Query(n) = phase { n } else { 0 };
+    let seed = cfg.seed.wrapping_add(u64::from(phase.rank()) << 32).wrapping_add(rate);
     let load = |rows: u64, per_commit: usize, indexes: bool| {
         move |t: Table<'_>, o: &mut Outcome| {
             let mut g = RowGen::new(seed ^ u64::from(t.id), cfg.pool.generator(), cfg.data_min, cfg.data_max);
