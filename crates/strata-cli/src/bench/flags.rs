@@ -89,6 +89,24 @@ pub struct Flags {
     pub txn_mode: String,
     /// linkbench: run the count checker after the requests.
     pub linkbench_check: bool,
+    /// insertbench: rows each client inserts in l.i0 (no indexes) and in l.i1 (with them).
+    pub ib_rows_l0: u64,
+    pub ib_rows_l1: u64,
+    /// insertbench: rows per insert (one write batch) in l.i0.
+    pub ib_l0_rows_per_commit: usize,
+    /// insertbench: rows per insert in l.i1 and the query phases.
+    pub ib_rows_per_commit: usize,
+    /// insertbench: index entries each query reads.
+    pub ib_rows_per_query: usize,
+    /// insertbench: seconds of each query phase.
+    pub ib_query_seconds: u64,
+    /// insertbench: the data column's length is drawn from ib_data_min..=ib_data_max.
+    pub ib_data_min: usize,
+    pub ib_data_max: usize,
+    /// insertbench: the phases to run, in order.
+    pub ib_phases: Vec<String>,
+    /// insertbench: run the index checker at the end.
+    pub ib_check: bool,
 }
 
 impl Flags {
@@ -369,6 +387,56 @@ pub static FLAGS: &[FlagSpec] = &[
          for a run whose database a later run checks)",
         |f, v| set_bool(&mut f.linkbench_check, v),
     ),
+    flag(
+        "ib_rows_l0",
+        "1000000",
+        "insertbench: rows each client inserts in l.i0 (no indexes yet)",
+        |f, v| set_num(&mut f.ib_rows_l0, v),
+    ),
+    flag(
+        "ib_rows_l1",
+        "100000",
+        "insertbench: rows each client inserts in l.i1 (with its index entries)",
+        |f, v| set_num(&mut f.ib_rows_l1, v),
+    ),
+    flag("ib_l0_rows_per_commit", "100", "insertbench: rows per insert (one write batch) in l.i0", |f, v| {
+        set_min(&mut f.ib_l0_rows_per_commit, v, 1)
+    }),
+    flag(
+        "ib_rows_per_commit",
+        "50",
+        "insertbench: rows per insert (one write batch of the rows and their index entries) in l.i1 \
+         and the query phases",
+        |f, v| set_min(&mut f.ib_rows_per_commit, v, 1),
+    ),
+    flag("ib_rows_per_query", "10", "insertbench: index entries each range query reads", |f, v| {
+        set_min(&mut f.ib_rows_per_query, v, 1)
+    }),
+    flag("ib_query_seconds", "60", "insertbench: seconds each query phase (qrN) runs", |f, v| {
+        set_min(&mut f.ib_query_seconds, v, 1)
+    }),
+    flag("ib_data_min", "10", "insertbench: shortest data column, bytes", |f, v| {
+        set_num(&mut f.ib_data_min, v)
+    }),
+    flag("ib_data_max", "20", "insertbench: longest data column, bytes", |f, v| {
+        set_num(&mut f.ib_data_max, v)
+    }),
+    flag(
+        "ib_phases",
+        "l.i0,l.x,l.i1,qr100,qr1000",
+        "insertbench: phases in order, from l.i0 (load), l.x (create indexes), l.i1 (load with \
+         indexes), qrN (queries beside N inserts/s per client); empty: the checker only",
+        |f, v| {
+            f.ib_phases = super::insertbench::parse_phases(v)?;
+            Ok(())
+        },
+    ),
+    bool_flag(
+        "ib_check",
+        "1",
+        "insertbench: check every row against its index entries at the end",
+        |f, v| set_bool(&mut f.ib_check, v),
+    ),
 ];
 
 /// The engine benchmarked unless `--engine` says otherwise (`memory` measures the harness alone).
@@ -500,7 +568,8 @@ pub fn help_text() -> String {
          benchmarks: fillseq fillrandom overwrite readrandom multireadrandom readseq readreverse seekrandom\n\
          \x20           updaterandom mergerandom deleterandom deleteseq readwhilewriting\n\
          \x20           seekrandomwhilewriting compact flush stats levelstats\n\
-         \x20           linkbench (alone: --maxid1 --loaders --requesters --requests --transactions --txn_mode)\n\nflags:\n",
+         \x20           linkbench (alone: --maxid1 --loaders --requesters --requests --transactions --txn_mode)\n\
+         \x20           insertbench (alone: --threads clients, --ib_phases --ib_rows_l0 --ib_rows_l1 ...)\n\nflags:\n",
     );
     for spec in FLAGS {
         let def = if spec.default.is_empty() { "unset" } else { spec.default };

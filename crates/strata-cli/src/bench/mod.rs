@@ -26,6 +26,7 @@ mod engine_sled;
 mod engine_strata;
 mod flags;
 mod histogram;
+mod insertbench;
 mod keygen;
 mod linkbench;
 mod pattern;
@@ -93,6 +94,9 @@ fn run_and_plot(mut flags: flags::Flags, out: &mut dyn Write) -> Result<()> {
 pub fn run(flags: &flags::Flags, out: &mut dyn Write) -> Result<()> {
     if flags.benchmarks.iter().any(|b| b == linkbench::NAME) {
         return linkbench::run(flags, out);
+    }
+    if flags.benchmarks.iter().any(|b| b == insertbench::NAME) {
+        return insertbench::run(flags, out);
     }
     // The guard deletes a temporary database directory when it drops, after the engine closed.
     let (path, _temp_guard) = runner::db_dir(flags)?;

@@ -17,7 +17,8 @@ pub struct Series {
 }
 
 const USAGE: &str = "usage: strata bench plot A.csv [B.csv ...] [-o OUT.svg]\n\n\
-    Draws throughput over time from --report_file CSVs (secs_elapsed,interval_qps), one line\n\
+    Draws throughput over time from --report_file CSVs (secs_elapsed,interval_qps; further\n\
+    columns, as insertbench writes, are ignored), one line\n\
     per CSV, named after its file (strata's and db_bench's CSVs have the same format; give\n\
     db_bench --report_file=F.csv --report_interval_seconds=1). OUT defaults to the first CSV\n\
     with .svg instead of .csv.\n";
@@ -66,7 +67,8 @@ pub fn read_series(path: &Path) -> Result<Series> {
     Ok(Series { name, points })
 }
 
-/// Parses `secs_elapsed,interval_qps` rows; the header line and blank lines are skipped.
+/// Parses `secs_elapsed,interval_qps` rows; the header line and blank lines are skipped, and
+/// columns past the second (the insert benchmark's phase, query rate, ...) are ignored.
 pub fn parse_csv(text: &str) -> Result<Vec<(f64, f64)>> {
     let mut points = Vec::new();
     for (i, line) in text.lines().enumerate() {
@@ -74,7 +76,8 @@ pub fn parse_csv(text: &str) -> Result<Vec<(f64, f64)>> {
         if line.is_empty() || line.starts_with("secs_elapsed") {
             continue;
         }
-        let (secs, qps) = line.split_once(',').with_context(|| format!("line {}: no comma", i + 1))?;
+        let (secs, rest) = line.split_once(',').with_context(|| format!("line {}: no comma", i + 1))?;
+        let qps = rest.split(',').next().unwrap_or(rest);
         let num = |s: &str| s.trim().parse::<f64>().with_context(|| format!("line {}: {s:?}", i + 1));
         points.push((num(secs)?, num(qps)?));
     }
@@ -124,6 +127,8 @@ mod tests {
     fn csv_rows_parse_and_header_is_skipped() {
         let pts = parse_csv("secs_elapsed,interval_qps\n1,1000\n2,1500\n\n").unwrap();
         assert_eq!(pts, [(1.0, 1000.0), (2.0, 1500.0)]);
+        let wide = parse_csv("secs_elapsed,interval_ips,phase\n1.5,200,l.i0\n").unwrap();
+        assert_eq!(wide, [(1.5, 200.0)]);
         assert!(parse_csv("secs_elapsed,interval_qps\n1;5\n").is_err());
     }
 

@@ -44,6 +44,8 @@ pub enum Workload {
     Stats(StatsKind),
     /// LinkBench (issue 35): its own driver, linkbench/mod.rs, runs it.
     LinkBench,
+    /// The insert benchmark (iibench, seed 004): its own driver, insertbench/mod.rs, runs it.
+    InsertBench,
 }
 
 /// Every benchmark name with its workload: the one list `parse`, `--help` and the error for an
@@ -69,6 +71,7 @@ const TABLE: &[(&str, Workload)] = &[
     ("stats", Workload::Stats(StatsKind::Stats)),
     ("levelstats", Workload::Stats(StatsKind::LevelStats)),
     ("linkbench", Workload::LinkBench),
+    ("insertbench", Workload::InsertBench),
 ];
 
 /// The error text for a benchmark name [`Workload::parse`] does not know: it lists every one.
@@ -101,7 +104,7 @@ impl Workload {
             Self::UpdateRandom => "update",
             Self::MergeRandom => "merge",
             Self::DeleteSeq | Self::DeleteRandom => "delete",
-            Self::Compact | Self::Flush | Self::Stats(_) | Self::LinkBench => "op",
+            Self::Compact | Self::Flush | Self::Stats(_) | Self::LinkBench | Self::InsertBench => "op",
         }
     }
 
@@ -209,6 +212,7 @@ pub fn run(w: Workload, c: &mut Ctx<'_>) -> Result<()> {
         Workload::Flush => c.db.flush(),
         Workload::Stats(_) => bail!("stats is not a threaded benchmark"),
         Workload::LinkBench => bail!("linkbench runs through its own driver (bench/linkbench)"),
+        Workload::InsertBench => bail!("insertbench runs through its own driver (bench/insertbench)"),
     }
 }
 
