@@ -17,8 +17,8 @@
 #        QUERY_SECONDS (each query phase, default 1800), INTERVAL (seconds between interval
 #          lines, default 10: iibench's secs_per_report), CACHE (block cache, default LIMIT/4),
 #        BENCH_DIR (default /tmp/strata-insertbench), OUT (default bench/results/insertbench-DATE),
-#        STRATA_PEERS (a strata binary built with `--features rocksdb,heed`; default
-#          /work/tgt-peers/release/strata).
+#        STRATA (a strata binary built with `--features rocksdb,heed`; default: built into
+#          target/peers, as scripts/bench-linkbench.sh does).
 #
 # Needs root for the cgroup (without it, or without a memory controller, the runs are
 # unlimited and say so). Page caches are not dropped: every run starts on an empty database
@@ -37,10 +37,10 @@ interval=${INTERVAL:-10}
 cache=${CACHE:-$((limit / 4))}
 dir=${BENCH_DIR:-/tmp/strata-insertbench}
 out=${OUT:-$here/bench/results/insertbench-$(date -u +%Y-%m-%d)}
-strata=${STRATA_PEERS:-/work/tgt-peers/release/strata}
+strata=${STRATA:-$here/target/peers/release/strata}
 if [ ! -x "$strata" ]; then
-  echo "no strata binary at $strata: build one with \`cargo build --release -p strata-cli --features rocksdb,heed\` and set STRATA_PEERS" >&2
-  exit 1
+  echo "building $strata (RocksDB's C++ takes a while the first time)"
+  (cd "$here" && CARGO_TARGET_DIR=$here/target/peers cargo build --release -p strata-cli --features rocksdb,heed)
 fi
 for e in "${engines[@]}"; do
   "$strata" bench --engine="$e" --help > /dev/null ||
