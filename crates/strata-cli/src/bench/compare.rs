@@ -14,6 +14,7 @@
 //! alike: same process start, own page-cache, RSS and write figures (child.rs), and the same
 //! output parser (dbbench_output.rs) reads them all.
 
+use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
@@ -182,7 +183,14 @@ impl Engine {
         if !run.status.success() {
             let tail: Vec<&str> = run.stderr.lines().rev().take(15).collect();
             let tail: Vec<&str> = tail.into_iter().rev().collect();
-            bail!("{} failed ({}): {}\n{}", self.name, run.status, self.command_line(args), tail.join("\n"));
+            let oom = killed_note(setup.cgroup.as_deref(), run.status);
+            bail!(
+                "{} failed ({}){oom}: {}\n{}",
+                self.name,
+                run.status,
+                self.command_line(args),
+                tail.join("\n")
+            );
         }
         Ok(run)
     }
@@ -191,6 +199,17 @@ impl Engine {
         let mut words = vec![self.program.display().to_string()];
         words.extend(self.fixed.iter().chain(args).cloned());
         words.join(" ")
+    }
+}
+
+/// Why a child in a cgroup most likely died of SIGKILL; empty for any other end.
+fn killed_note(cgroup: Option<&Path>, status: std::process::ExitStatus) -> String {
+    match (cgroup, status.signal()) {
+        (Some(cg), Some(libc::SIGKILL)) => format!(
+            " (killed in cgroup {}: most likely by the OOM killer, at the cgroup's memory limit)",
+            cg.display()
+        ),
+        _ => String::new(),
     }
 }
 
@@ -1099,6 +1118,17 @@ mod tests {
         assert!(plan(&o, Path::new("/s"), &found("/pb")).unwrap_err().to_string().contains("no such file"));
         let cg = check_machine(&options(&["--cgroup=/nonexistent/cg", "--", "--benchmarks=x"]));
         assert!(cg.unwrap_err().to_string().contains("cgroup.procs"));
+    }
+
+    #[test]
+    fn a_child_killed_in_a_cgroup_is_explained() {
+        use std::process::ExitStatus;
+        let cg = Some(Path::new("/sys/fs/cgroup/memory/x"));
+        let killed = ExitStatus::from_raw(libc::SIGKILL);
+        assert!(killed_note(cg, killed).contains("OOM killer"), "{}", killed_note(cg, killed));
+        assert_eq!(killed_note(None, killed), "", "outside a cgroup a kill is just a kill");
+        assert_eq!(killed_note(cg, ExitStatus::from_raw(libc::SIGSEGV)), "");
+        assert_eq!(killed_note(cg, ExitStatus::from_raw(3 << 8)), "", "exit code 3");
     }
 
     #[test]
