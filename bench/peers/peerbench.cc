@@ -3,7 +3,9 @@
 //
 // Vendored from the peer measurements (shared/peers/peerbench.cc, 2026-11-22, unchanged
 // below this line except: --num_column_families and --cf_batch are refused with a message, as
-// none of its engines has column families); build it with scripts/build-peerbench.sh.
+// none of its engines has column families; every benchmark ends with strata bench's `Summary`
+// line (its cost per operation, measured as strata measures it: see "resources" below); and
+// fillseq ignores --duration, as db_bench's does); build it with scripts/build-peerbench.sh.
 //
 // Written from scratch for this project.  It follows the *behaviour* of
 // RocksDB's db_bench (flags, key format, value generator, RNG, per-thread
@@ -38,6 +40,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <cctype>
 #include <cstdarg>
 #include <chrono>
 #include <cinttypes>
@@ -48,8 +51,10 @@
 #include <cstring>
 #include <ctime>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <string>
 #include <thread>
@@ -276,6 +281,7 @@ class Histogram {
     sumsq_ += o.sumsq_;
   }
   uint64_t count() const { return num_; }
+  uint64_t max() const { return max_; }
   double Percentile(double p) const {
     const auto& l = Limits();
     double threshold = static_cast<double>(num_) * (p / 100.0);
@@ -355,6 +361,9 @@ class Stats {
     done_ += n;
   }
   void AddBytes(int64_t n) { bytes_ += n; }
+  // The operation count the result line prints (at least 1), and the latencies.
+  int64_t Done() const { return done_ < 1 ? 1 : done_; }
+  const Histogram& Hist() const { return hist_; }
   void AddMessage(const std::string& m) { message_ = m; }
   void Merge(const Stats& o) {
     hist_.Merge(o.hist_);
@@ -398,12 +407,14 @@ class Stats {
 };
 
 // Op-count or time bound, like db_bench's Duration.
+// `timed` false: the op count alone (db_bench's fillseq ignores --duration: it writes its keys).
 class Duration {
  public:
-  explicit Duration(int64_t max_ops) : max_ops_(max_ops), start_(NowMicros()) {}
+  explicit Duration(int64_t max_ops, bool timed = true)
+      : max_ops_(max_ops), timed_(timed), start_(NowMicros()) {}
   bool Done(int64_t inc = 1) {
     ops_ += inc;
-    if (FLAGS.duration > 0) {
+    if (timed_ && FLAGS.duration > 0) {
       if (ops_ / 1000 != (ops_ - inc) / 1000)
         return (NowMicros() - start_) / 1000000 >= static_cast<uint64_t>(FLAGS.duration);
       return false;
@@ -413,8 +424,215 @@ class Duration {
 
  private:
   int64_t max_ops_, ops_ = 0;
+  bool timed_;
   uint64_t start_;
 };
+
+// -------------------------------------------------------------- resources --
+// What a benchmark cost the machine, measured by this process about itself exactly as strata
+// bench's crates/strata-cli/src/bench/resources.rs measures it, so the `Summary NAME:` line
+// (report.rs's format) means the same thing for both and `strata bench compare` reads both:
+//  - bytes read from and written to storage: read_bytes and write_bytes of /proc/self/io
+//    (a buffered write is charged when its page is dirtied, so later writeback still counts)
+//  - disk read requests: field 1 of every /sys/block/*/stat (loop, ram and zram devices left
+//    out): the whole machine's, so meaningful only when nothing else runs
+//  - CPU: utime + stime of /proc/self/stat (every thread, exited ones included), USER_HZ ticks
+//  - context switches: voluntary + nonvoluntary of each benchmark thread, counted on itself
+//    (/proc/thread-self/status) around its run, plus the growth of every thread alive at the
+//    end (/proc/self/task/*/status: the main thread and the engine's own threads); a thread
+//    that is not a benchmark thread and exits during the benchmark is missed, as in strata
+//  - peak RSS: VmHWM of /proc/self/status; database size: du (allocated blocks) of --db
+namespace res {
+
+bool ReadFile(const std::string& path, std::string* out) {
+  FILE* f = fopen(path.c_str(), "r");
+  if (!f) return false;
+  out->clear();
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, f)) > 0) out->append(buf, n);
+  fclose(f);
+  return true;
+}
+
+// The number after `name` on the first line that starts with it (`write_bytes: 4096`).
+std::optional<uint64_t> Field(const std::string& text, const char* name) {
+  size_t len = strlen(name), pos = 0;
+  while (pos < text.size()) {
+    size_t eol = text.find('\n', pos);
+    if (eol == std::string::npos) eol = text.size();
+    if (text.compare(pos, len, name) == 0) {
+      const char* p = text.c_str() + pos + len;
+      while (*p == ' ' || *p == '\t') p++;
+      if (*p < '0' || *p > '9') return std::nullopt;
+      return strtoull(p, nullptr, 10);
+    }
+    pos = eol + 1;
+  }
+  return std::nullopt;
+}
+
+std::optional<uint64_t> Switches(const std::string& status) {
+  auto v = Field(status, "voluntary_ctxt_switches:");
+  auto n = Field(status, "nonvoluntary_ctxt_switches:");
+  if (!v || !n) return std::nullopt;
+  return *v + *n;
+}
+
+// The calling thread's context switches so far.
+std::optional<uint64_t> OwnSwitches() {
+  std::string t;
+  if (!ReadFile("/proc/thread-self/status", &t)) return std::nullopt;
+  return Switches(t);
+}
+
+// Context switches so far of every live thread, by thread id.
+std::map<uint64_t, uint64_t> ThreadSwitches() {
+  std::map<uint64_t, uint64_t> out;
+  DIR* d = opendir("/proc/self/task");
+  if (!d) return out;
+  while (struct dirent* e = readdir(d)) {
+    if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+    std::string t;
+    if (!ReadFile(std::string("/proc/self/task/") + e->d_name + "/status", &t)) continue;
+    if (auto n = Switches(t)) out[strtoull(e->d_name, nullptr, 10)] = *n;
+  }
+  closedir(d);
+  return out;
+}
+
+// utime + stime of the whole process in clock ticks (fields 14 and 15 of /proc/self/stat).
+std::optional<uint64_t> CpuTicks() {
+  std::string t;
+  if (!ReadFile("/proc/self/stat", &t)) return std::nullopt;
+  size_t close = t.rfind(')');  // the command name may hold spaces
+  if (close == std::string::npos) return std::nullopt;
+  std::vector<std::string> fields;
+  size_t pos = close + 1;
+  while (pos < t.size()) {
+    while (pos < t.size() && isspace(static_cast<unsigned char>(t[pos]))) pos++;
+    size_t end = pos;
+    while (end < t.size() && !isspace(static_cast<unsigned char>(t[end]))) end++;
+    if (end > pos) fields.push_back(t.substr(pos, end - pos));
+    pos = end;
+  }
+  if (fields.size() < 13) return std::nullopt;  // fields[k - 3] is field k
+  return strtoull(fields[11].c_str(), nullptr, 10) + strtoull(fields[12].c_str(), nullptr, 10);
+}
+
+std::optional<std::pair<uint64_t, uint64_t>> IoBytes() {
+  std::string t;
+  if (!ReadFile("/proc/self/io", &t)) return std::nullopt;
+  auto r = Field(t, "read_bytes:");
+  auto w = Field(t, "write_bytes:");
+  if (!r || !w) return std::nullopt;
+  return std::make_pair(*r, *w);
+}
+
+// Read requests completed by every disk of the machine.
+std::optional<uint64_t> DiskReads() {
+  DIR* d = opendir("/sys/block");
+  if (!d) return std::nullopt;
+  uint64_t total = 0;
+  bool ok = true;
+  while (struct dirent* e = readdir(d)) {
+    std::string name = e->d_name;
+    if (name == "." || name == ".." || name.rfind("loop", 0) == 0 || name.rfind("ram", 0) == 0 ||
+        name.rfind("zram", 0) == 0)
+      continue;
+    std::string t;
+    if (!ReadFile("/sys/block/" + name + "/stat", &t)) { ok = false; break; }
+    const char* p = t.c_str();
+    while (*p == ' ') p++;
+    if (*p < '0' || *p > '9') { ok = false; break; }
+    total += strtoull(p, nullptr, 10);
+  }
+  closedir(d);
+  if (!ok) return std::nullopt;
+  return total;
+}
+
+std::optional<uint64_t> PeakRss() {
+  std::string t;
+  if (!ReadFile("/proc/self/status", &t)) return std::nullopt;
+  auto kb = Field(t, "VmHWM:");
+  if (!kb) return std::nullopt;
+  return *kb * 1024;
+}
+
+// Disk usage of a tree in bytes, as du counts it (allocated blocks).
+uint64_t DiskUsage(const std::string& path) {
+  struct stat st;
+  if (lstat(path.c_str(), &st) != 0) return 0;
+  uint64_t own = static_cast<uint64_t>(st.st_blocks) * 512;
+  if (!S_ISDIR(st.st_mode)) return own;
+  if (DIR* d = opendir(path.c_str())) {
+    while (struct dirent* e = readdir(d)) {
+      std::string n = e->d_name;
+      if (n != "." && n != "..") own += DiskUsage(path + "/" + n);
+    }
+    closedir(d);
+  }
+  return own;
+}
+
+// The process's figures at one moment.
+struct Sample {
+  std::optional<uint64_t> cpu_ticks = CpuTicks();
+  std::optional<std::pair<uint64_t, uint64_t>> io = IoBytes();
+  std::optional<uint64_t> disk_reads = DiskReads();
+  std::map<uint64_t, uint64_t> threads = ThreadSwitches();
+};
+
+std::string Opt(const std::optional<double>& v, const char* fmt) {
+  if (!v) return "n/a";
+  char b[64];
+  snprintf(b, sizeof b, fmt, *v);
+  return b;
+}
+
+// report.rs's Summary line for a benchmark of `ops` operations that ran from `before` to now;
+// `worker_switches` is what the benchmark threads counted on themselves (nullopt if any could
+// not). Latencies are n/a without --histogram (peerbench records none then).
+std::string SummaryLine(const std::string& name, int64_t ops, const Histogram& h,
+                        const Sample& before, std::optional<uint64_t> worker_switches) {
+  Sample now;
+  auto sub = [](uint64_t a, uint64_t b) { return a > b ? a - b : 0; };
+  auto per = [&](double x) { return x / static_cast<double>(ops < 1 ? 1 : ops); };
+  std::optional<double> w, r, reads, cpu, cs;
+  if (now.io && before.io) {
+    w = per(static_cast<double>(sub(now.io->second, before.io->second)));
+    r = per(static_cast<double>(sub(now.io->first, before.io->first)));
+  }
+  if (now.disk_reads && before.disk_reads)
+    reads = per(static_cast<double>(sub(*now.disk_reads, *before.disk_reads)));
+  if (now.cpu_ticks && before.cpu_ticks)
+    cpu = per(static_cast<double>(sub(*now.cpu_ticks, *before.cpu_ticks)) / 100.0 * 1e6);
+  if (worker_switches) {
+    uint64_t live = 0;
+    for (const auto& [tid, n] : now.threads) {
+      auto it = before.threads.find(tid);
+      live += sub(n, it == before.threads.end() ? 0 : it->second);
+    }
+    cs = per(static_cast<double>(*worker_switches + live));
+  }
+  std::optional<double> rss;
+  if (auto b = PeakRss()) rss = *b / 1048576.0;
+  bool lat = h.count() > 0;
+  char b[1024];
+  snprintf(b, sizeof b,
+           "Summary %s: db_size %.1f MB, disk write %s bytes/op, disk read %s bytes/op, "
+           "disk reads/op %s, cpu %s us/op, cs/op %s, peak RSS %s, P99 %s P99.99 %s Max %s us\n",
+           name.c_str(), DiskUsage(FLAGS.db) / 1048576.0, Opt(w, "%.1f").c_str(),
+           Opt(r, "%.1f").c_str(), Opt(reads, "%.4f").c_str(), Opt(cpu, "%.2f").c_str(),
+           Opt(cs, "%.3f").c_str(), rss ? Opt(rss, "%.1f MB").c_str() : "n/a",
+           lat ? Opt(h.Percentile(99), "%.2f").c_str() : "n/a",
+           lat ? Opt(h.Percentile(99.99), "%.2f").c_str() : "n/a",
+           lat ? std::to_string(h.max()).c_str() : "n/a");
+  return b;
+}
+
+}  // namespace res
 
 // ---------------------------------------------------------------- engines --
 struct ThreadCtx {
@@ -889,6 +1107,7 @@ struct ThreadState {
   ThreadCtx* ctx = nullptr;
   bool exclude = false;     // readwhilewriting writer: not merged into the report
   int64_t found = 0, ops = 0;  // for the "(found of ops found)" messages, summed over threads
+  std::optional<uint64_t> switches;  // its own context switches while it ran
   ThreadState(int t, uint64_t seed) : tid(t), rand(seed) {}
 };
 
@@ -985,6 +1204,7 @@ class Benchmark {
   }
 
   void RunThreads(const std::string& name, int n, Method m, const char* title) {
+    res::Sample before;  // as strata bench: before the threads start, after a fresh reopen
     SharedState shared;
     shared.total = n;
     std::vector<std::unique_ptr<ThreadState>> ts;
@@ -1005,8 +1225,11 @@ class Benchmark {
           shared.cv.wait(l, [&] { return shared.start; });
         }
         t->stats.Start();
+        std::optional<uint64_t> sw0 = res::OwnSwitches();
         (this->*m)(t);
         t->stats.Stop();
+        std::optional<uint64_t> sw1 = res::OwnSwitches();
+        if (sw0 && sw1) t->switches = *sw1 > *sw0 ? *sw1 - *sw0 : 0;
         {
           std::lock_guard<std::mutex> l(shared.mu);
           shared.done++;
@@ -1045,6 +1268,13 @@ class Benchmark {
         printf("  (readwhilewriting background writer, not merged above)\n  ");
         t->stats.Report("bgwriter", "write");
       }
+    std::optional<uint64_t> workers = 0;  // every thread's own, the writer's included
+    for (auto& t : ts) {
+      if (workers && t->switches) *workers += *t->switches;
+      else workers = std::nullopt;
+    }
+    printf("%s", res::SummaryLine(name, merged.Done(), merged.Hist(), before, workers).c_str());
+    fflush(stdout);
   }
 
   inline Slice Key(ThreadState* t, int64_t v) {
@@ -1058,7 +1288,7 @@ class Benchmark {
 
   void DoWrite(ThreadState* t, bool seq) {
     ValueGen gen;
-    Duration d(writes_);
+    Duration d(writes_, !seq);
     int64_t bytes = 0, i = 0;
     while (!d.Done(1)) {
       int64_t k = seq ? i++ : RandomKey(t);

@@ -37,11 +37,20 @@ fn compare_prints_a_side_by_side_table() {
     assert!(out.contains("P99.99 us") && out.contains("RSS MB") && out.contains("write B/op"), "{out}");
     assert!(out.contains("round 1/1 db_bench load") && out.contains(": fillseq"), "{out}");
     assert!(out.contains("readrandom: strata / best other engine = "), "{out}");
+    let costs = table_rows_after(&out, 1);
+    assert!(costs[0].trim_end().ends_with(" Summary"), "{out}");
+    assert!(costs[1].trim_end().ends_with(" wait4"), "db_bench prints no Summary line: {out}");
 }
 
-/// The lines of the text table between its header and the blank line after it.
+/// The lines of the (first) text table between its header and the blank line after it.
 fn table_rows(out: &str) -> Vec<&str> {
-    out.lines().skip_while(|l| !l.starts_with("benchmark ")).skip(1).take_while(|l| !l.is_empty()).collect()
+    table_rows_after(out, 0)
+}
+
+/// The rows of the `n`th (from 0) text table: the throughput table, then the cost table.
+fn table_rows_after(out: &str, n: usize) -> Vec<&str> {
+    let header = out.lines().enumerate().filter(|(_, l)| l.starts_with("benchmark ")).nth(n).unwrap().0;
+    out.lines().skip(header + 1).take_while(|l| !l.is_empty()).collect()
 }
 
 #[test]
@@ -61,8 +70,13 @@ fn two_built_in_engines_side_by_side_with_rss_and_writes() {
     assert_eq!(rows.len(), 2, "{out}");
     let first: Vec<&str> = rows[0].split_whitespace().collect();
     assert_eq!((first[0], first[1], first[3]), ("fillseq", "strata", "1.00x"), "{out}");
-    let rss: f64 = first[9].parse().unwrap();
-    assert!(rss > 0.0, "peak RSS of the child: {}", rows[0]);
+    let costs = table_rows_after(&out, 1);
+    let cost: Vec<&str> = costs[0].split_whitespace().collect();
+    let rss: f64 = cost[4].parse().unwrap();
+    assert!(rss > 0.0, "peak RSS of the child: {}", costs[0]);
+    let cpu: f64 = cost[8].parse().unwrap();
+    assert!(cpu > 0.0 && cost.last() == Some(&"Summary"), "strata's own Summary line: {}", costs[0]);
+    assert_eq!(costs.len(), 2, "{out}");
     assert!(rows[1].trim_start().starts_with("memory "), "{out}");
     assert!(out.contains("fillseq: strata / best other engine = "), "{out}");
 

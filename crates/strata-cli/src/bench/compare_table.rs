@@ -1,33 +1,80 @@
-//! The side-by-side table of `strata bench compare`: medians across rounds for any number of
-//! engines, each engine's ratio to the first one, and the "strata / best other engine" line.
+//! The side-by-side tables of `strata bench compare`: medians across rounds for any number of
+//! engines, each engine's ratio to the first one, the "strata / best other engine" line, and
+//! what each benchmark cost (database size, memory, disk bytes and reads, CPU and context
+//! switches per operation).
 //!
 //! Owns: the median and ratio arithmetic, matching a benchmark across rounds and engines (by
-//! name and occurrence), and the table's two layouts (plain text and GitHub markdown).
+//! name, step and occurrence), choosing each cost's source (the benchmark's own Summary line,
+//! else the child process measured from outside), and the tables' two layouts (plain text and
+//! GitHub markdown).
 //! Must not: run or parse anything; it gets parsed rounds and returns text.
 
 use std::fmt::Write as _;
 
-use super::dbbench_output::Parsed;
+use super::dbbench_output::{Parsed, PerOp};
 
-/// One engine's measured step in one round.
+/// One measured step of one engine in one round: one child process.
 #[derive(Debug, Clone, Default)]
-pub struct Round {
+pub struct Step {
+    /// Appended to each benchmark's name in the table (` t=16` for a step of 16 threads).
+    pub suffix: String,
     pub results: Vec<Parsed>,
     /// `du` of the database directory after the step.
     pub db_bytes: u64,
+    /// The largest `du` of the database seen while the step ran (sampled every second).
+    pub peak_db_bytes: Option<u64>,
     /// Peak resident memory of the step's process, in bytes.
     pub peak_rss: Option<u64>,
-    /// Bytes the step's process wrote to storage, including at close.
-    pub write_bytes: Option<u64>,
+    /// What the step's whole process cost, measured from outside (wait4).
+    pub outside: Option<Outside>,
 }
 
-impl Round {
-    /// Bytes written per operation of the step: all its benchmarks' operations together (a
-    /// `fillrandom,compact` step divides by the fills plus the one compact).
-    pub fn write_bytes_per_op(&self) -> Option<f64> {
+/// A child process's costs from its start to its exit (child.rs).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Outside {
+    pub write_bytes: u64,
+    pub read_bytes: u64,
+    pub cpu_secs: f64,
+    pub switches: u64,
+    /// The machine's disk read requests over the child's life.
+    pub disk_reads: Option<u64>,
+}
+
+impl Step {
+    /// A benchmark's cost per operation: its own `Summary` line if the engine printed one
+    /// (strata bench, peerbench), else the whole step's process from outside divided by the
+    /// operations of all the step's benchmarks (db_bench). The flag says which.
+    pub fn per_op(&self, p: &Parsed) -> Option<(PerOp, Source)> {
+        if let Some(c) = &p.per_op {
+            return Some((c.clone(), Source::Summary));
+        }
+        let o = self.outside?;
         let ops: u64 = self.results.iter().map(|r| r.ops).sum::<Option<u64>>()?;
-        (ops > 0).then(|| self.write_bytes.map(|w| w as f64 / ops as f64)).flatten()
+        let per = |x: f64| (ops > 0).then(|| x / ops as f64);
+        let c = PerOp {
+            write_bytes: per(o.write_bytes as f64),
+            read_bytes: per(o.read_bytes as f64),
+            disk_reads: o.disk_reads.and_then(|r| per(r as f64)),
+            cpu_us: per(o.cpu_secs * 1e6),
+            switches: per(o.switches as f64),
+        };
+        (ops > 0).then_some((c, Source::Outside))
     }
+}
+
+/// Where a cost per operation came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Source {
+    /// The benchmark's `Summary` line: the process measured itself around the benchmark.
+    Summary,
+    /// wait4 and the machine's disk counters around the whole child process.
+    Outside,
+}
+
+/// One engine's measured steps in one round, in order; a failed run leaves the steps it made.
+#[derive(Debug, Clone, Default)]
+pub struct Round {
+    pub steps: Vec<Step>,
 }
 
 /// Every round of one engine.
@@ -56,14 +103,17 @@ pub fn ratio(a: Option<f64>, b: Option<f64>) -> Option<f64> {
     }
 }
 
-/// Labels results by name, with `#2`, `#3` for a benchmark that runs again in the same step, so
-/// `readrandom,readrandom` compares first with first and second with second.
-fn labelled(results: &[Parsed]) -> Vec<(String, &Parsed)> {
-    let mut out: Vec<(String, &Parsed)> = Vec::new();
-    for r in results {
-        let seen = out.iter().filter(|(_, p)| p.name == r.name).count();
-        let label = if seen == 0 { r.name.clone() } else { format!("{}#{}", r.name, seen + 1) };
-        out.push((label, r));
+/// Labels a round's results by name and step suffix, with `#2`, `#3` for a label that comes
+/// again, so `readrandom,readrandom` compares first with first and second with second.
+fn labelled(round: &Round) -> Vec<(String, &Parsed, &Step)> {
+    let mut out: Vec<(String, &Parsed, &Step)> = Vec::new();
+    for step in &round.steps {
+        for r in &step.results {
+            let base = format!("{}{}", r.name, step.suffix);
+            let seen = out.iter().filter(|(_, p, s)| format!("{}{}", p.name, s.suffix) == base).count();
+            let label = if seen == 0 { base } else { format!("{base}#{}", seen + 1) };
+            out.push((label, r, step));
+        }
     }
     out
 }
@@ -72,7 +122,7 @@ fn labelled(results: &[Parsed]) -> Vec<(String, &Parsed)> {
 fn labels(engines: &[EngineRounds]) -> Vec<String> {
     let mut names: Vec<String> = Vec::new();
     for round in engines.iter().flat_map(|e| &e.rounds) {
-        for (label, _) in labelled(&round.results) {
+        for (label, _, _) in labelled(round) {
             if !names.contains(&label) {
                 names.push(label);
             }
@@ -81,57 +131,124 @@ fn labels(engines: &[EngineRounds]) -> Vec<String> {
     names
 }
 
-/// Reads one metric of a parsed result.
-type Getter = fn(&Parsed) -> Option<f64>;
+/// Reads one figure of a benchmark's result and its step.
+type Getter = fn(&Parsed, &Step) -> Option<f64>;
 
-/// The median over rounds of one metric of one benchmark.
+/// The median over rounds of one figure of one benchmark.
 fn metric(rounds: &[Round], label: &str, get: Getter) -> Option<f64> {
     let values: Vec<f64> = rounds
         .iter()
-        .filter_map(|r| labelled(&r.results).into_iter().find(|(l, _)| l == label))
-        .filter_map(|(_, p)| get(p))
+        .filter_map(|r| labelled(r).into_iter().find(|(l, _, _)| l == label))
+        .filter_map(|(_, p, s)| get(p, s))
         .collect();
     median(&values)
 }
 
-/// The median over rounds of a figure of the whole step.
-fn step_metric(rounds: &[Round], get: fn(&Round) -> Option<f64>) -> Option<f64> {
-    median(&rounds.iter().filter_map(get).collect::<Vec<_>>())
-}
-
 const MB: f64 = 1_048_576.0;
 
-/// The columns after the engine name.
-const COLUMNS: &[&str] =
-    &["ops/sec", "ratio", "micros/op", "P99 us", "P99.99 us", "Max us", "DB MB", "RSS MB", "write B/op"];
+/// How a column's numbers are written.
+#[derive(Clone, Copy)]
+enum Fmt {
+    /// `2.00x`
+    Ratio,
+    /// three decimals below 1000 (micros/op)
+    Micros,
+    /// two decimals below 1000, none above
+    Plain,
+    /// a cost per operation: three decimals below 1, two below 100, one below 1000, none above
+    Cost,
+}
 
-/// One row: an engine's medians for one benchmark. `ratio` is the first engine's ops/sec over
-/// this one's.
+/// The throughput and latency table's columns after the engine name.
+const SPEED: &[(&str, Fmt)] = &[
+    ("ops/sec", Fmt::Plain),
+    ("ratio", Fmt::Ratio),
+    ("micros/op", Fmt::Micros),
+    ("P99 us", Fmt::Plain),
+    ("P99.99 us", Fmt::Plain),
+    ("Max us", Fmt::Plain),
+];
+
+/// The cost table's columns after the engine name; a last text column says where the costs
+/// per operation came from.
+const COST: &[(&str, Fmt)] = &[
+    ("DB MB", Fmt::Plain),
+    ("peak DB MB", Fmt::Plain),
+    ("RSS MB", Fmt::Plain),
+    ("read B/op", Fmt::Cost),
+    ("write B/op", Fmt::Cost),
+    ("reads/op", Fmt::Cost),
+    ("cpu us/op", Fmt::Cost),
+    ("cs/op", Fmt::Cost),
+    ("wrote MB", Fmt::Plain),
+];
+
+/// The cost table's last column.
+const FROM: &str = "from";
+
+/// One row: an engine's medians for one benchmark, and any text cells after them.
 #[derive(Debug, Clone, PartialEq)]
 struct Row {
     engine: String,
-    values: [Option<f64>; 9],
+    values: Vec<Option<f64>>,
+    text: Option<String>,
 }
 
-/// A benchmark's rows, one per engine, in `--engines` order.
-fn rows(engines: &[EngineRounds], label: &str) -> Vec<Row> {
-    let ops = |e: &EngineRounds| metric(&e.rounds, label, |p| Some(p.ops_per_sec));
+/// A benchmark's throughput rows, one per engine, in `--engines` order. `ratio` is the first
+/// engine's ops/sec over this one's.
+fn speed_rows(engines: &[EngineRounds], label: &str) -> Vec<Row> {
+    let ops = |e: &EngineRounds| metric(&e.rounds, label, |p, _| Some(p.ops_per_sec));
     let first = engines.first().and_then(ops);
     engines
         .iter()
         .map(|e| Row {
             engine: e.name.clone(),
-            values: [
+            values: vec![
                 ops(e),
                 ratio(first, ops(e)),
-                metric(&e.rounds, label, |p| Some(p.micros_per_op)),
-                metric(&e.rounds, label, |p| p.p99),
-                metric(&e.rounds, label, |p| p.p9999),
-                metric(&e.rounds, label, |p| p.max),
-                step_metric(&e.rounds, |r| Some(r.db_bytes as f64 / MB)),
-                step_metric(&e.rounds, |r| r.peak_rss.map(|b| b as f64 / MB)),
-                step_metric(&e.rounds, Round::write_bytes_per_op),
+                metric(&e.rounds, label, |p, _| Some(p.micros_per_op)),
+                metric(&e.rounds, label, |p, _| p.p99),
+                metric(&e.rounds, label, |p, _| p.p9999),
+                metric(&e.rounds, label, |p, _| p.max),
             ],
+            text: None,
+        })
+        .collect()
+}
+
+/// A benchmark's cost rows, one per engine.
+fn cost_rows(engines: &[EngineRounds], label: &str) -> Vec<Row> {
+    engines
+        .iter()
+        .map(|e| {
+            let m = |get: Getter| metric(&e.rounds, label, get);
+            let sources: Vec<Source> = e
+                .rounds
+                .iter()
+                .filter_map(|r| labelled(r).into_iter().find(|(l, _, _)| l == label))
+                .filter_map(|(_, p, s)| s.per_op(p).map(|(_, src)| src))
+                .collect();
+            let text = match (sources.contains(&Source::Summary), sources.contains(&Source::Outside)) {
+                (true, false) => "Summary",
+                (false, true) => "wait4",
+                (true, true) => "mixed",
+                (false, false) => "-",
+            };
+            Row {
+                engine: e.name.clone(),
+                values: vec![
+                    m(|_, s| Some(s.db_bytes as f64 / MB)),
+                    m(|_, s| s.peak_db_bytes.map(|b| b as f64 / MB)),
+                    m(|_, s| s.peak_rss.map(|b| b as f64 / MB)),
+                    m(|p, s| s.per_op(p)?.0.read_bytes),
+                    m(|p, s| s.per_op(p)?.0.write_bytes),
+                    m(|p, s| s.per_op(p)?.0.disk_reads),
+                    m(|p, s| s.per_op(p)?.0.cpu_us),
+                    m(|p, s| s.per_op(p)?.0.switches),
+                    m(|_, s| s.outside.map(|o| o.write_bytes as f64 / MB)),
+                ],
+                text: Some(text.to_string()),
+            }
         })
         .collect()
 }
@@ -155,9 +272,9 @@ fn best_other(engines: &[EngineRounds], label: &str, rows: &[Row]) -> Option<Str
     Some(format!("{label}: {} / best other engine = {x:.2}x (best: {best})", engines[me].name))
 }
 
-fn legend(engines: &[EngineRounds]) -> String {
+fn rounds_text(engines: &[EngineRounds]) -> String {
     let counts: Vec<usize> = engines.iter().map(|e| e.rounds.len()).collect();
-    let rounds = if counts.windows(2).all(|w| w[0] == w[1]) {
+    if counts.windows(2).all(|w| w[0] == w[1]) {
         match counts.first().copied().unwrap_or(0) {
             1 => "1 round per engine".to_string(),
             n => format!("{n} rounds per engine"),
@@ -165,93 +282,166 @@ fn legend(engines: &[EngineRounds]) -> String {
     } else {
         let each: Vec<String> = engines.iter().map(|e| format!("{} {}", e.name, e.rounds.len())).collect();
         format!("rounds: {}", each.join(", "))
-    };
+    }
+}
+
+fn speed_legend(engines: &[EngineRounds]) -> String {
     let first = engines.first().map_or("", |e| e.name.as_str());
     format!(
-        "medians of {rounds}; ratio = {first} ops/sec / the row's (above 1: {first} is faster).\n\
-         DB MB: du of the database after the step. RSS MB: peak resident memory of the step's process.\n\
-         write B/op: bytes the step's process wrote to storage (wait4 ru_oublock, including at close)\n\
-         / the operations of all the step's benchmarks.\n"
+        "medians of {}; ratio = {first} ops/sec / the row's (above 1: {first} is faster).\n",
+        rounds_text(engines)
     )
 }
 
-/// The plain-text table: a block of one row per engine for each benchmark, then the
-/// "strata / best other engine" lines.
-pub fn table(engines: &[EngineRounds]) -> String {
-    let all = labels(engines);
-    let bw = all.iter().map(String::len).chain([9]).max().unwrap_or(9);
-    let ew = engines.iter().map(|e| e.name.len()).chain([6]).max().unwrap_or(6);
-    let width = |c: usize| COLUMNS[c].len().max(9) + 1;
-    let mut s = format!("\n{}\n", legend(engines));
+fn cost_legend(engines: &[EngineRounds]) -> String {
+    format!(
+        "What each benchmark cost (medians of {}). DB MB: du of the database after the step;\n\
+         peak DB MB: the largest du, sampled every second while the step ran. RSS MB: peak resident\n\
+         memory of the step's process. Per operation (of a read benchmark: per lookup or seek): disk\n\
+         bytes read and written, disk read requests, CPU microseconds and context switches. from =\n\
+         Summary: the benchmark's own Summary line, the process measuring itself around it (strata\n\
+         bench, its built-in engines and peerbench alike: /proc/self/io read_bytes and write_bytes,\n\
+         read requests the machine's disks completed (/sys/block/*/stat), /proc/self/stat utime +\n\
+         stime, each thread's voluntary and involuntary context switches);\n\
+         from = wait4: the engine prints no Summary (db_bench), so the whole child process measured\n\
+         from outside, open and close included (wait4: ru_inblock, ru_oublock, ru_utime + ru_stime,\n\
+         ru_nvcsw + ru_nivcsw; the machine's disk reads over its life) / the operations of all the\n\
+         step's benchmarks. wrote MB: everything the step's process wrote, open and close included\n\
+         (wait4 ru_oublock), the same measurement for every engine.\n",
+        rounds_text(engines)
+    )
+}
+
+/// A block of rows per benchmark under a header, in the plain layout.
+fn text_block(
+    s: &mut String,
+    labels: &[String],
+    cols: &[(&str, Fmt)],
+    text_col: Option<&str>,
+    rows: &dyn Fn(&str) -> Vec<Row>,
+) {
+    let bw = labels.iter().map(String::len).chain([9]).max().unwrap_or(9);
+    let all: Vec<(String, Vec<Row>)> = labels.iter().map(|l| (l.clone(), rows(l))).collect();
+    let ew = all.iter().flat_map(|(_, r)| r).map(|r| r.engine.len()).chain([6]).max().unwrap_or(6);
+    let width = |c: usize| cols[c].0.len().max(9) + 1;
+    let texts = all.iter().flat_map(|(_, r)| r).filter_map(|r| r.text.as_deref());
+    let tw = texts.chain(text_col).map(str::len).max().unwrap_or(0);
     let _ = write!(s, "{:<bw$} {:<ew$}", "benchmark", "engine");
-    for (c, name) in COLUMNS.iter().enumerate() {
+    for (c, (name, _)) in cols.iter().enumerate() {
         let _ = write!(s, " {name:>w$}", w = width(c));
     }
+    if let Some(t) = text_col {
+        let _ = write!(s, "  {t:<tw$}");
+    }
     s.push('\n');
-    let mut best = Vec::new();
-    for label in &all {
-        let rows = rows(engines, label);
+    for (label, rows) in &all {
         for (i, r) in rows.iter().enumerate() {
             let first = if i == 0 { label.as_str() } else { "" };
             let _ = write!(s, "{first:<bw$} {:<ew$}", r.engine);
             for (c, v) in r.values.iter().enumerate() {
-                let _ = write!(s, " {:>w$}", cell(c, *v, false), w = width(c));
+                let _ = write!(s, " {:>w$}", cell(cols[c].1, *v, false), w = width(c));
+            }
+            if let Some(t) = &r.text {
+                let _ = write!(s, "  {t:<tw$}");
             }
             s.push('\n');
         }
-        best.extend(best_other(engines, label, &rows));
     }
-    if engines.len() > 1 {
+}
+
+/// The same block as a GitHub markdown table.
+fn markdown_block(
+    s: &mut String,
+    labels: &[String],
+    cols: &[(&str, Fmt)],
+    text_col: Option<&str>,
+    rows: &dyn Fn(&str) -> Vec<Row>,
+) {
+    s.push_str("| benchmark | engine |");
+    for (c, _) in cols {
+        let _ = write!(s, " {c} |");
+    }
+    if let Some(t) = text_col {
+        let _ = write!(s, " {t} |");
+    }
+    s.push_str("\n|---|---|");
+    s.push_str(&"---:|".repeat(cols.len()));
+    if text_col.is_some() {
+        s.push_str("---|");
+    }
+    s.push('\n');
+    for label in labels {
+        for (i, r) in rows(label).iter().enumerate() {
+            let first = if i == 0 { label.as_str() } else { "" };
+            let _ = write!(s, "| {first} | {} |", r.engine);
+            for (c, v) in r.values.iter().enumerate() {
+                let _ = write!(s, " {} |", cell(cols[c].1, *v, true));
+            }
+            if let Some(t) = &r.text {
+                let _ = write!(s, " {t} |");
+            }
+            s.push('\n');
+        }
+    }
+}
+
+fn best_lines(engines: &[EngineRounds], labels: &[String]) -> Vec<String> {
+    if engines.len() < 2 {
+        return Vec::new();
+    }
+    labels.iter().filter_map(|l| best_other(engines, l, &speed_rows(engines, l))).collect()
+}
+
+/// The plain-text tables: throughput and latency (a block of one row per engine for each
+/// benchmark) and the "strata / best other engine" lines, then what each benchmark cost.
+pub fn table(engines: &[EngineRounds]) -> String {
+    let all = labels(engines);
+    let mut s = format!("\n{}", speed_legend(engines));
+    text_block(&mut s, &all, SPEED, None, &|l| speed_rows(engines, l));
+    let best = best_lines(engines, &all);
+    if !best.is_empty() {
         s.push('\n');
         for b in best {
             let _ = writeln!(s, "{b}");
         }
     }
+    let _ = write!(s, "\n{}", cost_legend(engines));
+    text_block(&mut s, &all, COST, Some(FROM), &|l| cost_rows(engines, l));
     s
 }
 
-/// The same table as GitHub markdown, for BENCHMARKS.md: the table first (a script finds it by
-/// its `| benchmark |` header line), then the best-other lines and the legend.
+/// The same tables as GitHub markdown, for BENCHMARKS.md: the throughput table first (a script
+/// finds it by its `| benchmark |` header line), the best-other lines and its legend, then the
+/// cost table and its legend.
 pub fn markdown(engines: &[EngineRounds]) -> String {
-    let mut s = String::from("\n| benchmark | engine |");
-    for c in COLUMNS {
-        let _ = write!(s, " {c} |");
-    }
-    s.push_str("\n|---|---|");
-    s.push_str(&"---:|".repeat(COLUMNS.len()));
+    let all = labels(engines);
+    let mut s = String::from("\n");
+    markdown_block(&mut s, &all, SPEED, None, &|l| speed_rows(engines, l));
     s.push('\n');
-    let mut best = Vec::new();
-    for label in labels(engines) {
-        let rows = rows(engines, &label);
-        for (i, r) in rows.iter().enumerate() {
-            let first = if i == 0 { label.as_str() } else { "" };
-            let _ = write!(s, "| {first} | {} |", r.engine);
-            for (c, v) in r.values.iter().enumerate() {
-                let _ = write!(s, " {} |", cell(c, *v, true));
-            }
-            s.push('\n');
-        }
-        best.extend(best_other(engines, &label, &rows));
-    }
-    s.push('\n');
-    if engines.len() > 1 {
+    let best = best_lines(engines, &all);
+    if !best.is_empty() {
         for b in best {
             let _ = writeln!(s, "- {b}");
         }
         s.push('\n');
     }
-    s.push_str(legend(engines).replace('\n', " ").replace("  ", " ").trim_end());
-    s.push('\n');
+    let one_line = |t: String| t.replace('\n', " ").replace("  ", " ").trim_end().to_string();
+    let _ = writeln!(s, "{}\n", one_line(speed_legend(engines)));
+    markdown_block(&mut s, &all, COST, Some(FROM), &|l| cost_rows(engines, l));
+    let _ = writeln!(s, "\n{}", one_line(cost_legend(engines)));
     s
 }
 
-/// One cell: `-` when missing, the ratio with an `x`, micros/op with three decimals, others by
-/// [`fmt_value`]; markdown puts thousands separators into big numbers.
-fn cell(column: usize, v: Option<f64>, md: bool) -> String {
+/// One cell: `-` when missing, else as the column's format says; markdown puts thousands
+/// separators into big numbers.
+fn cell(fmt: Fmt, v: Option<f64>, md: bool) -> String {
     let Some(v) = v else { return "-".to_string() };
-    match column {
-        1 => format!("{v:.2}x"),
-        2 if v.abs() < 1000.0 => format!("{v:.3}"),
+    match fmt {
+        Fmt::Ratio => format!("{v:.2}x"),
+        Fmt::Micros if v.abs() < 1000.0 => format!("{v:.3}"),
+        Fmt::Cost if v.abs() < 1.0 => format!("{v:.3}"),
+        Fmt::Cost if v.abs() < 100.0 => format!("{v:.2}"),
+        Fmt::Cost if v.abs() < 1000.0 => format!("{v:.1}"),
         _ if md && v.abs() >= 1000.0 => thousands(v),
         _ => fmt_value(v),
     }
@@ -295,11 +485,28 @@ mod tests {
             p99,
             p9999: p99.map(|p| p * 10.0),
             max: p99.map(|p| p * 100.0),
+            per_op: None,
         }
     }
 
+    /// One round of one step whose process wrote `db_bytes` (and its database is that big).
     fn round(results: Vec<Parsed>, db_bytes: u64) -> Round {
-        Round { results, db_bytes, peak_rss: Some(db_bytes * 2), write_bytes: Some(db_bytes) }
+        Round {
+            steps: vec![Step {
+                suffix: String::new(),
+                results,
+                db_bytes,
+                peak_db_bytes: Some(db_bytes * 3),
+                peak_rss: Some(db_bytes * 2),
+                outside: Some(Outside {
+                    write_bytes: db_bytes,
+                    read_bytes: db_bytes / 2,
+                    cpu_secs: 0.5,
+                    switches: 3000,
+                    disk_reads: Some(100),
+                }),
+            }],
+        }
     }
 
     fn engine(name: &str, rounds: Vec<Round>) -> EngineRounds {
@@ -310,9 +517,11 @@ mod tests {
         line.split_whitespace().collect()
     }
 
-    /// The rows of a text table: the lines after the header, up to the blank line.
-    fn table_rows(t: &str) -> Vec<&str> {
-        t.lines().skip_while(|l| !l.starts_with("benchmark ")).skip(1).take_while(|l| !l.is_empty()).collect()
+    /// The rows of the text table whose header is the `n`th (from 0) line starting with
+    /// "benchmark ": the lines after it up to the blank line.
+    fn table_rows(t: &str, n: usize) -> Vec<&str> {
+        let header = t.lines().enumerate().filter(|(_, l)| l.starts_with("benchmark ")).nth(n).unwrap().0;
+        t.lines().skip(header + 1).take_while(|l| !l.is_empty()).collect()
     }
 
     #[test]
@@ -332,13 +541,27 @@ mod tests {
     }
 
     #[test]
-    fn write_bytes_per_op_counts_every_benchmark_of_the_step() {
+    fn a_summary_line_wins_over_the_outside_figures_which_cover_the_whole_step() {
         let mut r = round(vec![parsed("fillrandom", 10.0, None), parsed("compact", 1.0, None)], 4000);
-        r.results[1].ops = Some(1);
-        assert_eq!(r.write_bytes_per_op(), Some(4000.0 / 1001.0));
-        r.results[1].ops = None;
-        assert_eq!(r.write_bytes_per_op(), None, "an op count missing: no figure rather than a wrong one");
-        assert_eq!(Round::default().write_bytes_per_op(), None);
+        r.steps[0].results[1].ops = Some(1);
+        let step = &r.steps[0];
+        let (c, src) = step.per_op(&step.results[0]).unwrap();
+        assert_eq!(src, Source::Outside);
+        assert_eq!(c.write_bytes, Some(4000.0 / 1001.0), "the step's writes over all its operations");
+        assert_eq!(c.read_bytes, Some(2000.0 / 1001.0));
+        assert_eq!(c.disk_reads, Some(100.0 / 1001.0));
+        assert_eq!(c.cpu_us, Some(0.5e6 / 1001.0));
+        assert_eq!(c.switches, Some(3000.0 / 1001.0));
+        let own = PerOp { write_bytes: Some(7.0), cpu_us: None, ..PerOp::default() };
+        let mut with_summary = step.results[0].clone();
+        with_summary.per_op = Some(own.clone());
+        assert_eq!(step.per_op(&with_summary), Some((own, Source::Summary)), "n/a stays n/a");
+        let mut s = step.clone();
+        s.results[1].ops = None;
+        assert_eq!(s.per_op(&s.results[0]), None, "an op count missing: no figure rather than a wrong one");
+        s.outside = None;
+        assert_eq!(s.per_op(&step.results[0]).map(|x| x.1), None);
+        assert_eq!(Step::default().per_op(&parsed("x", 1.0, None)), None);
     }
 
     #[test]
@@ -353,20 +576,83 @@ mod tests {
             round(vec![parsed("fillseq", 150.0, Some(12.0))], 6 << 20),
         ];
         let t = table(&[engine("strata", strata), engine("db_bench", db_bench)]);
-        let rows = table_rows(&t);
+        let rows = table_rows(&t, 0);
         assert_eq!(
             words(rows[0]),
-            [
-                "fillseq", "strata", "200.00", "1.00x", "5000", "6.00", "60.00", "600.00", "3.00", "6.00",
-                "3146"
-            ]
+            ["fillseq", "strata", "200.00", "1.00x", "5000", "6.00", "60.00", "600.00"]
         );
-        assert_eq!(
-            words(rows[1]),
-            ["db_bench", "100.00", "2.00x", "13333", "12.00", "120.00", "1200", "6.00", "12.00", "6291"]
-        );
+        assert_eq!(words(rows[1]), ["db_bench", "100.00", "2.00x", "13333", "12.00", "120.00", "1200"]);
         assert!(t.contains("fillseq: strata / best other engine = 2.00x (best: db_bench)"), "{t}");
         assert!(t.contains("medians of rounds: strata 3, db_bench 2;"), "{t}");
+        let costs = table_rows(&t, 1);
+        // DB 3 MB, peak 9, RSS 6; 3 MiB written and 1.5 MiB read over 1000 operations; 100 disk
+        // reads, 0.5 s and 3000 switches over 1000; 3 MiB written in all.
+        assert_eq!(
+            words(costs[0]),
+            [
+                "fillseq", "strata", "3.00", "9.00", "6.00", "1573", "3146", "0.100", "500.0", "3.00",
+                "3.00", "wait4"
+            ]
+        );
+        assert_eq!(words(costs[1])[..4], ["db_bench", "6.00", "18.00", "12.00"]);
+        assert!(t.contains("from = wait4: the engine prints no Summary (db_bench)"), "{t}");
+        assert_eq!(
+            t.lines().filter(|l| l.starts_with("benchmark")).count(),
+            2,
+            "no legend line looks like a header"
+        );
+    }
+
+    #[test]
+    fn summary_figures_per_benchmark_and_sources_per_row() {
+        let own = |w: f64| PerOp {
+            write_bytes: Some(w),
+            read_bytes: Some(4096.0),
+            disk_reads: Some(1.25),
+            cpu_us: Some(12.5),
+            switches: Some(0.004),
+        };
+        let mut a = round(vec![parsed("readrandom", 10.0, None)], 1 << 20);
+        a.steps[0].results[0].per_op = Some(own(10.0));
+        let mut b = a.clone();
+        b.steps[0].results[0].per_op = Some(own(30.0));
+        let mut c = a.clone();
+        c.steps[0].results[0].per_op = None; // this round printed no Summary line
+        let t = table(&[engine("strata", vec![a.clone(), b.clone()]), engine("peer", vec![a, c])]);
+        let costs = table_rows(&t, 1);
+        assert_eq!(
+            words(costs[0])[5..],
+            ["4096", "20.00", "1.25", "12.50", "0.004", "1.00", "Summary"],
+            "{t}"
+        );
+        assert_eq!(words(costs[1])[10], "mixed", "{t}");
+    }
+
+    #[test]
+    fn steps_label_their_rows_and_keep_their_own_sizes() {
+        let step = |suffix: &str, name: &str, db: u64| Step {
+            suffix: suffix.into(),
+            results: vec![parsed(name, 10.0, None)],
+            db_bytes: db << 20,
+            ..Step::default()
+        };
+        let r = Round {
+            steps: vec![
+                step("", "fillseq", 1),
+                step(" t=1", "readrandom", 2),
+                step(" t=16", "readrandom", 3),
+                step("", "seekrandom", 4),
+                step("", "seekrandom", 5),
+            ],
+        };
+        let t = table(&[engine("strata", vec![r])]);
+        let labels: Vec<&str> = table_rows(&t, 1).iter().map(|l| words(l)[0]).collect();
+        assert_eq!(labels, ["fillseq", "readrandom", "readrandom", "seekrandom", "seekrandom#2"]);
+        let rows = table_rows(&t, 1);
+        assert!(rows[1].starts_with("readrandom t=1 ") && rows[2].starts_with("readrandom t=16 "), "{t}");
+        let db: Vec<&str> = rows.iter().map(|l| words(l)[words(l).len() - 10]).collect();
+        assert_eq!(db, ["1.00", "2.00", "3.00", "4.00", "5.00"], "each step's own DB size: {t}");
+        assert!(rows.iter().all(|l| l.trim_end().ends_with("  -")), "no cost figures at all: {t}");
     }
 
     #[test]
@@ -374,13 +660,22 @@ mod tests {
         let strata = vec![round(vec![parsed("readrandom", 10.0, None), parsed("readrandom", 30.0, None)], 0)];
         let other = vec![round(vec![parsed("readrandom", 20.0, None)], 0)];
         let t = table(&[engine("strata", strata), engine("db_bench", other)]);
-        let rows = table_rows(&t);
+        let rows = table_rows(&t, 0);
         assert_eq!(rows.len(), 4, "{t}");
         assert!(rows[1].contains(" 0.50x "), "{t}");
         assert!(rows[2].starts_with("readrandom#2") && rows[2].contains(" 1.00x "), "{t}");
         assert_eq!(words(rows[3])[..3], ["db_bench", "-", "-"], "{t}");
         assert!(t.contains("readrandom: strata / best other engine = 0.50x (best: db_bench)"));
         assert!(!t.contains("readrandom#2: strata /"), "no other engine ran it: {t}");
+    }
+
+    #[test]
+    fn a_failed_round_leaves_gaps_not_errors() {
+        let full = round(vec![parsed("fillseq", 100.0, None)], 1 << 20);
+        let t = table(&[engine("strata", vec![full.clone(), full]), engine("lmdb", vec![Round::default()])]);
+        let rows = table_rows(&t, 0);
+        assert_eq!(words(rows[1]), ["lmdb", "-", "-", "-", "-", "-", "-"], "{t}");
+        assert_eq!(words(table_rows(&t, 1)[1])[1..], ["-"; 10], "{t}");
     }
 
     fn eight_engines() -> Vec<EngineRounds> {
@@ -413,44 +708,63 @@ mod tests {
     #[test]
     fn eight_engines_make_eight_aligned_rows_per_benchmark() {
         let t = table(&eight_engines());
-        let header = t.lines().find(|l| l.starts_with("benchmark")).unwrap();
-        let rows = table_rows(&t);
-        assert_eq!(rows.len(), 16, "8 engines x 2 benchmarks:\n{t}");
-        for row in &rows {
-            assert_eq!(row.len(), header.len(), "aligned:\n{t}");
+        for n in 0..2 {
+            let header = t.lines().filter(|l| l.starts_with("benchmark ")).nth(n).unwrap();
+            let rows = table_rows(&t, n);
+            assert_eq!(rows.len(), 16, "8 engines x 2 benchmarks:\n{t}");
+            for row in &rows {
+                assert_eq!(row.len(), header.len(), "aligned:\n{t}");
+            }
+            assert!(header.len() < 150, "fits a wide terminal: {}", header.len());
         }
+        let rows = table_rows(&t, 0);
         assert!(rows[7].contains("lmdb") && rows[7].contains(&format!(" {:.2}x ", 1000.0 / 8000.0)), "{t}");
         // strata is not first here, but the summary is about strata against the fastest other one.
         assert!(t.contains("fillrandom: strata / best other engine = 0.25x (best: lmdb)"), "{t}");
         assert!(t.contains("compact: strata / best other engine = 1.00x (best: memory)"), "{t}");
-        assert!(header.len() < 140, "fits a wide terminal: {}", header.len());
     }
 
     #[test]
     fn markdown_is_a_pasteable_github_table() {
         let mut engines = eight_engines();
-        engines[0].rounds[0].results[0].ops_per_sec = 12_345.0;
+        engines[0].rounds[0].steps[0].results[0].ops_per_sec = 12_345.0;
         let md = markdown(&engines);
-        let table: Vec<&str> = md
-            .lines()
-            .skip_while(|l| !l.starts_with("| benchmark |"))
-            .take_while(|l| l.starts_with('|'))
+        let tables: Vec<Vec<&str>> = md
+            .split("\n\n")
+            .filter(|b| b.trim_start().starts_with("| benchmark |"))
+            .map(|b| b.trim().lines().collect())
             .collect();
-        assert_eq!(table.len(), 2 + 16, "header, separator, 8 engines x 2 benchmarks:\n{md}");
-        let cells = |l: &str| l.matches('|').count();
-        assert!(table.iter().all(|l| cells(l) == cells(table[0])), "{md}");
-        assert_eq!(table[1], format!("|---|---|{}", "---:|".repeat(9)));
-        assert!(table[2].starts_with("| fillrandom | memory | 12,345 | 1.00x |"), "{}", table[2]);
-        assert!(table[3].starts_with("|  | strata | 2,000 | 6.17x |"), "{}", table[3]);
+        assert_eq!(tables.len(), 2, "{md}");
+        for table in &tables {
+            assert_eq!(table.len(), 2 + 16, "header, separator, 8 engines x 2 benchmarks:\n{md}");
+            let cells = |l: &str| l.matches('|').count();
+            assert!(table.iter().all(|l| cells(l) == cells(table[0])), "{md}");
+        }
+        assert_eq!(tables[0][1], format!("|---|---|{}", "---:|".repeat(6)));
+        assert_eq!(tables[1][1], format!("|---|---|{}---|", "---:|".repeat(9)));
+        assert!(tables[0][2].starts_with("| fillrandom | memory | 12,345 | 1.00x |"), "{}", tables[0][2]);
+        assert!(tables[0][3].starts_with("|  | strata | 2,000 | 6.17x |"), "{}", tables[0][3]);
+        assert!(tables[1][0].starts_with("| benchmark | engine | DB MB | peak DB MB |"), "{}", tables[1][0]);
+        assert!(tables[1][2].ends_with(" 1.00 | wait4 |"), "{}", tables[1][2]);
+        assert!(md.find("| benchmark |") < md.find("- fillrandom: strata /"), "the speed table comes first");
         assert!(md.contains("- fillrandom: strata / best other engine = 0.16x (best: memory)"), "{md}");
         assert!(md.contains("ratio = memory ops/sec / the row's"), "{md}");
+        assert!(md.contains("wrote MB: everything the step's process wrote"), "{md}");
     }
 
     #[test]
-    fn big_numbers_get_separators() {
+    fn numbers_are_formatted_by_column() {
         assert_eq!(thousands(1234567.4), "1,234,567");
         assert_eq!(thousands(999.6), "1,000");
         assert_eq!(thousands(-12345.0), "-12,345");
         assert_eq!(thousands(100.0), "100");
+        let cost = |v: f64| cell(Fmt::Cost, Some(v), false);
+        assert_eq!(
+            [cost(0.0042), cost(1.25), cost(512.26), cost(4096.4)],
+            ["0.004", "1.25", "512.3", "4096"]
+        );
+        assert_eq!(cell(Fmt::Cost, Some(12_345.0), true), "12,345");
+        assert_eq!(cell(Fmt::Micros, Some(1.5), false), "1.500");
+        assert_eq!(cell(Fmt::Ratio, None, false), "-");
     }
 }

@@ -59,7 +59,7 @@ fn field(text: &str, name: &str) -> Option<u64> {
 
 /// Read requests completed by every disk of the machine (field 1 of `/sys/block/*/stat`;
 /// loop, RAM and zram devices left out, partitions are not listed there so nothing counts twice).
-fn disk_reads() -> Option<u64> {
+pub fn disk_reads() -> Option<u64> {
     let mut total = 0;
     for e in std::fs::read_dir("/sys/block").ok()?.flatten() {
         let name = e.file_name();
