@@ -10,17 +10,18 @@
 #   scripts/bench-not-cached.sh
 #   env: NUM           keys (default 20000000: 20M x 800-byte values, 16 GB before compression)
 #        STEP_SECONDS  length of every timed step (--duration; default 120)
-#        LIMIT         the cgroup's memory limit in bytes (default 4 GiB for 20M keys, in
+#        LIMIT         the cgroup's memory limit in bytes (default 2 GiB for 20M keys, in
 #                      proportion for another NUM); it should be at most a quarter of the
 #                      smallest database: the script prints the sizes and warns if it is not
+#        CACHE         block cache bytes (default 1 GiB; scale it with NUM and LIMIT)
 #        ROUNDS        rounds per engine (default 2)
 #        ENGINES       default strata,rocksdb,wiredtiger-btree,wiredtiger-lsm,lmdb (compare's
 #                      names; leveldb and db_bench run too)
 #        STRATA        the strata binary that runs compare and the strata engine (default
 #                      target/release/strata; built if missing)
 #        STRATA_PEERS  a strata binary built with `--features rocksdb,heed`, which runs the
-#                      rocksdb engine: RocksDB 10.4.2 release (default
-#                      /work/tgt-peers/release/strata; builds take ~30 minutes, so none is made)
+#                      rocksdb engine: RocksDB 10.4.2 release (default target/peers/release/
+#                      strata, built if missing: ~30 minutes of C++ the first time)
 #        PEERBENCH     WiredTiger btree and LSM, LMDB (default target/peerbench; built with
 #                      scripts/build-peerbench.sh if missing)
 #        BENCH_DIR     where the databases go, one at a time (default /tmp/strata-not-cached;
@@ -66,10 +67,11 @@ num=${NUM:-20000000}
 secs=${STEP_SECONDS:-120}
 rounds=${ROUNDS:-2}
 engines=${ENGINES:-strata,rocksdb,wiredtiger-btree,wiredtiger-lsm,lmdb}
-# 4 GiB for 20M keys, in proportion.
-limit=${LIMIT:-$((4294967296 * num / 20000000))}
+# 2 GiB for 20M keys (a quarter of the ~9 GB the compressing engines write), in proportion.
+limit=${LIMIT:-$((2147483648 * num / 20000000))}
+cache=${CACHE:-1073741824}
 strata=${STRATA:-$here/target/release/strata}
-strata_peers=${STRATA_PEERS:-/work/tgt-peers/release/strata}
+strata_peers=${STRATA_PEERS:-$here/target/peers/release/strata}
 peerbench=${PEERBENCH:-$here/target/peerbench}
 dir=${BENCH_DIR:-/tmp/strata-not-cached}
 out=${OUT:-$here/bench/results/not-cached-$(date -u +%Y-%m-%d)}
@@ -80,11 +82,8 @@ has() { [[ ",$engines," == *",$1,"* ]]; }
 programs=()
 if has rocksdb && ! "$strata" bench --engine=rocksdb --help >/dev/null 2>&1; then
   if [ ! -x "$strata_peers" ]; then
-    echo "the rocksdb engine needs a strata built with --features rocksdb,heed: none at $strata_peers." >&2
-    echo "build one (RocksDB 10.4.2 from source, ~30 minutes on 2 cores):" >&2
-    echo "  scripts/install-peers.sh && CARGO_TARGET_DIR=target/peers cargo build --release -p strata-cli --features rocksdb,heed" >&2
-    echo "and point STRATA_PEERS at target/peers/release/strata, or leave rocksdb out of ENGINES" >&2
-    exit 2
+    echo "building $strata_peers (RocksDB 10.4.2 from source: ~30 minutes on 2 cores the first time)"
+    (cd "$here" && CARGO_TARGET_DIR=$here/target/peers cargo build --release -p strata-cli --features rocksdb,heed)
   fi
   programs=(--program=rocksdb="$strata_peers")
 fi
@@ -112,7 +111,7 @@ mb() { awk -v b="$1" 'BEGIN { printf "%.0f", b / 1048576 }'; }
 raw=$((num * 816))
 compressed=$((num * 450))
 common=(--num="$num" --value_size=800 --key_size=16 --compression_type=snappy --compression_ratio=0.5
-  --cache_size=1073741824 --bloom_bits=10 --seed=1 --disable_wal=1)
+  --cache_size="$cache" --bloom_bits=10 --seed=1 --disable_wal=1)
 steps=(
   --step=--benchmarks=fillseq
   --step="--benchmarks=overwrite --duration=$secs"
@@ -135,7 +134,7 @@ cmd=("$strata" bench compare --engines="$engines" "${programs[@]}" --peerbench="
   echo "$(nproc) cores; $(free -g | awk '/^Mem:/ {print $2 " GiB"}'); kernel $(uname -r);" \
     "$(dpkg-query -W -f='${Package} ${Version}; ' libwiredtiger0 liblmdb0 libsnappy1v5 2>/dev/null)"
   echo "keys: $num x 816 B = $(mb $raw) MB raw, about $(mb $compressed) MB compressed (450 B a key)"
-  echo "memory cgroup: $cg, limit $(mb "$limit") MB ($limit bytes), block cache 1024 MB;" \
+  echo "memory cgroup: $cg, limit $(mb "$limit") MB ($limit bytes), block cache $(mb "$cache") MB;" \
     "raw / limit = $(awk -v a=$raw -v b="$limit" 'BEGIN { printf "%.1f", a / b }')," \
     "compressed estimate / limit = $(awk -v a=$compressed -v b="$limit" 'BEGIN { printf "%.1f", a / b }')"
   echo "steps of $secs s, $rounds rounds, engines $engines"

@@ -8,6 +8,7 @@
 
 mod child;
 mod compare;
+mod compare_args;
 mod compare_engines;
 mod compare_table;
 mod dbbench_output;
