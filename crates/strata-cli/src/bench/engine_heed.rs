@@ -58,6 +58,30 @@ impl HeedDb {
     }
 }
 
+/// A byte-keyed LMDB database, as the multi-table benchmarks use them.
+pub(super) type BytesDb = Database<'static, Bytes, Bytes>;
+
+/// Opens the environment (as [`open_env`]) with one named database per entry of `names`,
+/// created if missing, in one committed transaction; also returns whether it is `MDB_NOSYNC`.
+pub(super) fn open_env_with_dbs<const N: usize>(
+    o: &EngineOptions,
+    names: [&str; N],
+) -> Result<(Env, [BytesDb; N], bool)> {
+    let (env, no_sync) = open_env(o, N as u32)?;
+    let wtxn = env.write_txn()?;
+    let dbs = env
+        .create_databases_and_commit(wtxn, |opener, wtxn| -> heed::Result<_> {
+            let mut dbs = Vec::with_capacity(N);
+            for name in names {
+                dbs.push(opener.create_database::<Bytes, Bytes>(wtxn, Some(name))?);
+            }
+            let dbs: [_; N] = dbs.try_into().unwrap_or_else(|_| unreachable!("one database per name"));
+            Ok(CommitOrAbort::<_, ()>::Commit(dbs))
+        })?
+        .unwrap_commit();
+    Ok((env, dbs, no_sync))
+}
+
 /// Opens (or creates, unless `--use_existing_db`) the environment in the directory `o.path`,
 /// with room for `named_dbs` named databases; also returns whether it was opened `MDB_NOSYNC`.
 pub(super) fn open_env(o: &EngineOptions, named_dbs: u32) -> Result<(Env, bool)> {

@@ -7,14 +7,13 @@
 use std::ops::Bound;
 
 use anyhow::Result;
-use heed::types::Bytes;
-use heed::{CommitOrAbort, Database, Env};
+use heed::Env;
 
 use super::super::engine::EngineOptions;
-use super::super::engine_heed::open_env;
+use super::super::engine_heed::{open_env_with_dbs, BytesDb};
 use super::store::{Batch, Family, ScanFn, Tables};
 
-type Db = Database<'static, Bytes, Bytes>;
+type Db = BytesDb;
 
 /// The insert benchmark's families on LMDB.
 pub struct LmdbTables {
@@ -28,18 +27,7 @@ pub struct LmdbTables {
 impl LmdbTables {
     /// Opens (creating as needed) the environment at `o.path` with a named database per family.
     pub fn open(o: &EngineOptions) -> Result<Self> {
-        let (env, no_sync) = open_env(o, Family::ALL.len() as u32)?;
-        let wtxn = env.write_txn()?;
-        let dbs = env
-            .create_databases_and_commit(wtxn, |opener, wtxn| -> heed::Result<_> {
-                let mut dbs = Vec::with_capacity(4);
-                for f in Family::ALL {
-                    dbs.push(opener.create_database::<Bytes, Bytes>(wtxn, Some(f.name()))?);
-                }
-                let dbs: [_; 4] = dbs.try_into().unwrap_or_else(|_| unreachable!("four families"));
-                Ok(CommitOrAbort::<_, ()>::Commit(dbs))
-            })?
-            .unwrap_commit();
+        let (env, dbs, no_sync) = open_env_with_dbs(o, Family::ALL.map(|f| f.name()))?;
         Ok(Self { env, dbs, no_sync, sync: o.sync })
     }
 

@@ -8,14 +8,13 @@
 use std::ops::Bound;
 
 use anyhow::Result;
-use heed::types::Bytes;
-use heed::{CommitOrAbort, Database, Env, RoTxn, RwTxn, WithTls};
+use heed::{Env, RoTxn, RwTxn, WithTls};
 
 use super::super::engine::EngineOptions;
-use super::super::engine_heed::open_env;
+use super::super::engine_heed::{open_env_with_dbs, BytesDb};
 use super::store::{ScanFn, Table, Tables, TxnBody, TxnOps, View};
 
-type Db = Database<'static, Bytes, Bytes>;
+type Db = BytesDb;
 
 /// LinkBench's tables on LMDB.
 pub struct LmdbTables {
@@ -29,18 +28,7 @@ pub struct LmdbTables {
 impl LmdbTables {
     /// Opens (creating as needed) the environment at `o.path` with a named database per table.
     pub fn open(o: &EngineOptions) -> Result<Self> {
-        let (env, no_sync) = open_env(o, Table::ALL.len() as u32)?;
-        let wtxn = env.write_txn()?;
-        let dbs = env
-            .create_databases_and_commit(wtxn, |opener, wtxn| -> heed::Result<_> {
-                let mut dbs = Vec::with_capacity(4);
-                for t in Table::ALL {
-                    dbs.push(opener.create_database::<Bytes, Bytes>(wtxn, Some(t.name()))?);
-                }
-                let dbs: [_; 4] = dbs.try_into().unwrap_or_else(|_| unreachable!("four tables"));
-                Ok(CommitOrAbort::<_, ()>::Commit(dbs))
-            })?
-            .unwrap_commit();
+        let (env, dbs, no_sync) = open_env_with_dbs(o, Table::ALL.map(|t| t.name()))?;
         Ok(Self { env, dbs, no_sync, sync: o.sync })
     }
 
