@@ -14,6 +14,7 @@
 
 use anyhow::{bail, Result};
 
+use super::super::keygen::mix;
 use super::super::valuegen::ValueGen;
 
 /// iibench's `--cashregisters`: cashregisterid is drawn from 0..this.
@@ -199,10 +200,7 @@ impl Rng {
 
     pub fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
+        mix(self.0)
     }
 
     /// Uniform in 0..n (n > 0).
