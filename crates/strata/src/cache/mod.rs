@@ -8,6 +8,11 @@
 //! Capacity the cache does not use can be lent out (`try_reserve` / `release`): memory held
 //! elsewhere on the cache's budget (unflushed memtables) that the cache then keeps clear of.
 //! A reservation only takes what is free; it never evicts a cached entry to make room.
+//!
+//! Memory pinned elsewhere for as long as its owner lives (an open table's index and filter)
+//! is charged with [`ShardedCache::pin`]: unlike a loan, a pin always succeeds and the cache
+//! evicts entries to make room, so the cache's capacity bounds its entries and the pinned
+//! memory together, as RocksDB's `cache_index_and_filter_blocks` bounds them.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasher, BuildHasherDefault, Hasher};
@@ -152,6 +157,35 @@ pub struct ShardedCache<V> {
     /// The shards' total charge, kept beside them so that a reservation is judged without
     /// locking every shard.
     usage: AtomicUsize,
+    /// Bytes pinned outside the cache on its budget ([`pin`](Self::pin)); entries are evicted
+    /// to keep their charges within `capacity - reserved - pinned`.
+    pinned: AtomicUsize,
+}
+
+/// Memory charged to a cache while this value lives ([`ShardedCache::pin`]); dropping it
+/// gives the capacity back.
+pub struct PinnedCharge<V: Clone> {
+    cache: std::sync::Arc<ShardedCache<V>>,
+    bytes: usize,
+}
+
+impl<V: Clone> PinnedCharge<V> {
+    /// The bytes charged.
+    pub fn bytes(&self) -> usize {
+        self.bytes
+    }
+}
+
+impl<V: Clone> Drop for PinnedCharge<V> {
+    fn drop(&mut self) {
+        self.cache.pinned.fetch_sub(self.bytes, Ordering::Relaxed);
+    }
+}
+
+impl<V: Clone> std::fmt::Debug for PinnedCharge<V> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PinnedCharge").field("bytes", &self.bytes).finish()
+    }
 }
 
 impl<V: Clone> ShardedCache<V> {
@@ -174,12 +208,14 @@ impl<V: Clone> ShardedCache<V> {
             capacity,
             reserved: AtomicUsize::new(0),
             usage: AtomicUsize::new(0),
+            pinned: AtomicUsize::new(0),
         }
     }
 
-    /// One shard's share of the capacity not lent out.
+    /// One shard's share of the capacity neither lent out nor pinned.
     fn shard_capacity(&self) -> usize {
-        self.capacity.saturating_sub(self.reserved.load(Ordering::Relaxed)) / SHARDS
+        let taken = self.reserved.load(Ordering::Relaxed).saturating_add(self.pinned());
+        self.capacity.saturating_sub(taken) / SHARDS
     }
 
     fn shard(&self, key: &CacheKey) -> &RwLock<Shard<V>> {
@@ -261,7 +297,22 @@ impl<V: Clone> ShardedCache<V> {
 
     fn fits(&self, reserved: usize, bytes: usize, max_reserved: usize) -> bool {
         let lent = reserved.saturating_add(bytes);
-        lent <= max_reserved && self.usage().saturating_add(lent) <= self.capacity
+        lent <= max_reserved
+            && self.usage().saturating_add(lent).saturating_add(self.pinned()) <= self.capacity
+    }
+
+    /// Charges `bytes` held outside the cache to its capacity until the returned value drops.
+    /// Always succeeds: entries are evicted as later inserts come, so a cache whose capacity
+    /// is all pinned keeps nothing. A cache of capacity 0 (disabled) charges nothing.
+    pub fn pin(self: &std::sync::Arc<Self>, bytes: usize) -> PinnedCharge<V> {
+        let bytes = if self.capacity == 0 { 0 } else { bytes };
+        self.pinned.fetch_add(bytes, Ordering::Relaxed);
+        PinnedCharge { cache: std::sync::Arc::clone(self), bytes }
+    }
+
+    /// Bytes currently charged by [`pin`](Self::pin).
+    pub fn pinned(&self) -> usize {
+        self.pinned.load(Ordering::Relaxed)
     }
 
     /// The configured capacity in bytes.
@@ -289,6 +340,30 @@ mod tests {
         }
         assert!(c.usage() <= SHARDS * 1000);
         assert_eq!(c.get(&(1, 99_999)), Some(99_999));
+    }
+
+    #[test]
+    fn pinned_memory_evicts_entries_and_returns_on_drop() {
+        let c = std::sync::Arc::new(ShardedCache::<u64>::new(SHARDS * 1000));
+        for i in 0..10_000u64 {
+            c.insert((1, i), i, 100);
+        }
+        assert!(c.usage() > SHARDS * 900, "the cache fills up first: {}", c.usage());
+        let pin = c.pin(SHARDS * 600);
+        assert_eq!((c.pinned(), pin.bytes()), (SHARDS * 600, SHARDS * 600));
+        for i in 10_000..20_000u64 {
+            c.insert((1, i), i, 100);
+        }
+        assert!(c.usage() <= SHARDS * 400, "entries fit beside the pinned bytes: {}", c.usage());
+        assert!(!c.can_reserve(SHARDS * 100, usize::MAX), "nothing is free to lend");
+        drop(pin);
+        assert_eq!(c.pinned(), 0);
+        for i in 20_000..30_000u64 {
+            c.insert((1, i), i, 100);
+        }
+        assert!(c.usage() > SHARDS * 900, "the capacity is back: {}", c.usage());
+        let disabled = std::sync::Arc::new(ShardedCache::<u64>::new(0));
+        assert_eq!(disabled.pin(1 << 20).bytes(), 0);
     }
 
     #[test]

@@ -664,7 +664,9 @@ impl Db {
     }
 
     /// A named property: `strata.stats`, `strata.levelstats`, `strata.num-files-at-level<N>`,
-    /// `strata.estimate-pending-compaction-bytes`, `strata.block-cache-usage`, `strata.mmap-reads`
+    /// `strata.estimate-pending-compaction-bytes`, `strata.block-cache-usage`,
+    /// `strata.block-cache-pinned-usage` (open tables' index and filter memory, charged to the
+    /// block cache's capacity), `strata.mmap-reads`
     /// (1 while files opened now are memory-mapped, see [`Options::mmap_reads_max_db_size`]),
     /// `strata.num-immutable-mem-table` (memtables waiting for flush),
     /// `strata.memtable-borrowed-bytes` (block-cache capacity they borrow, see

@@ -179,6 +179,9 @@ impl DbInner {
                 Some(picker::pending_compaction_bytes(&v, &family.opts).to_string())
             }
             "block-cache-usage" => Some(self.table_cache.block_cache().map_or(0, |c| c.usage()).to_string()),
+            "block-cache-pinned-usage" => {
+                Some(self.table_cache.block_cache().map_or(0, |c| c.pinned()).to_string())
+            }
             "num-immutable-mem-table" => Some((family.memtable_budget.memtables() - 1).to_string()),
             "memtable-borrowed-bytes" => {
                 Some(self.table_cache.block_cache().map_or(0, |c| c.reserved()).to_string())

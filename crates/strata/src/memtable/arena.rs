@@ -2,6 +2,13 @@
 //! pieces that never move and are freed only when the whole arena drops, and counts the bytes it
 //! has handed out. It must not know anything about what is stored in it, and it must not
 //! synchronize writers: callers of [`Arena::allocate`] serialize themselves.
+//!
+//! Chunks are anonymous mappings of their own, not heap allocations, so a dropped memtable's
+//! memory goes back to the kernel at once. From the heap, glibc's malloc raises its mmap
+//! threshold when the first freed chunk was mapped, then serves later chunks from its arenas,
+//! where freed memtables left holes that block-cache entries and table metadata pinned: an
+//! insert benchmark reached 444 MB of anonymous memory for 282 MB of live heap and was killed
+//! in a 512 MiB cgroup (docs/performance.md, "Memtable chunks are mapped, not malloc'd").
 
 use std::alloc::{self, Layout};
 use std::cell::UnsafeCell;
@@ -19,10 +26,6 @@ const DEDICATED_THRESHOLD: usize = CHUNK_SIZE / 4;
 /// Every allocation is aligned to this, which is what atomic pointers need.
 pub(super) const ALIGN: usize = 8;
 
-/// Chunks start on a cache line, so an arena that only hands out multiples of 64 bytes hands
-/// out cache-line-aligned pieces (the key tree's nodes).
-const CHUNK_ALIGN: usize = 64;
-
 /// The bump arena. Readers may hold pointers into it from any thread; only one thread at a time
 /// may allocate.
 pub(super) struct Arena {
@@ -38,8 +41,8 @@ struct Bump {
     cursor: *mut u8,
     /// Bytes left in the current chunk after `cursor`.
     remaining: usize,
-    /// Every chunk ever allocated, freed on drop.
-    chunks: Vec<(NonNull<u8>, Layout)>,
+    /// Every chunk ever mapped, unmapped on drop.
+    chunks: Vec<memmap2::MmapMut>,
 }
 
 // SAFETY: `Arena` owns its chunks outright (no thread affinity), so moving it to another thread
@@ -105,26 +108,18 @@ impl Bump {
         (unsafe { NonNull::new_unchecked(ptr) }, consumed)
     }
 
-    /// Allocates and records a chunk of `size` bytes (non-zero, multiple of `ALIGN`).
+    /// Maps and records a chunk of `size` bytes (non-zero, multiple of `ALIGN`), unmapped when
+    /// the arena drops.
     #[cold]
     fn new_chunk(&mut self, size: usize) -> NonNull<u8> {
-        let layout = Layout::from_size_align(size, CHUNK_ALIGN).expect("arena chunk layout");
-        // SAFETY: `layout` has non-zero size.
-        let raw = unsafe { alloc::alloc(layout) };
-        let Some(chunk) = NonNull::new(raw) else { alloc::handle_alloc_error(layout) };
-        self.chunks.push((chunk, layout));
+        // A mapping starts on a page, so an arena that only hands out multiples of 64 bytes
+        // hands out cache-line-aligned pieces (the key tree's nodes).
+        let failed =
+            || alloc::handle_alloc_error(Layout::from_size_align(size, 4096).unwrap_or(Layout::new::<u8>()));
+        let Ok(mut map) = memmap2::MmapMut::map_anon(size) else { failed() };
+        let Some(chunk) = NonNull::new(map.as_mut_ptr()) else { failed() };
+        self.chunks.push(map);
         chunk
-    }
-}
-
-impl Drop for Bump {
-    fn drop(&mut self) {
-        for &(chunk, layout) in &self.chunks {
-            // SAFETY: each chunk came from `alloc::alloc` with exactly this layout and is freed
-            // once. Nobody can still read it: the arena is being dropped, and its users
-            // (list readers, iterators) borrow or co-own it.
-            unsafe { alloc::dealloc(chunk.as_ptr(), layout) };
-        }
     }
 }
 

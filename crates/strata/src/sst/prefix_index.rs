@@ -26,6 +26,11 @@ impl PrefixIndex {
         Self { prefixes, samples }
     }
 
+    /// Bytes this index holds.
+    pub fn memory_usage(&self) -> usize {
+        (self.prefixes.capacity() + self.samples.capacity()) * std::mem::size_of::<u64>()
+    }
+
     /// The index entries whose prefix equals `prefix`: every entry before the range has a smaller
     /// prefix, every entry from its end on a larger one. Empty (at the insertion point) if none.
     pub fn equal_range(&self, prefix: u64) -> Range<usize> {

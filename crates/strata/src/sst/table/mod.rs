@@ -8,6 +8,7 @@
 use std::cell::RefCell;
 use std::sync::Arc;
 
+use crate::cache::PinnedCharge;
 use crate::error::{Error, Result};
 use crate::fs::{RandomAccessFile, SequentialHint};
 use crate::iter::InternalIterator;
@@ -50,6 +51,10 @@ pub struct Table {
     /// prefix falls strictly between two entries' prefixes knows its block without reading the
     /// index block (one dependent cache miss less per table probed). 16 bytes per data block.
     index_handles: Option<Vec<BlockHandle>>,
+    /// What the fields above hold in memory, charged to the block cache for as long as the
+    /// table is open, so that the cache's capacity bounds the metadata of a database too large
+    /// for memory as well as its data blocks.
+    _charge: Option<PinnedCharge<Arc<Block>>>,
 }
 
 const VERIFIED_GRANULE: u64 = 4096;
@@ -109,6 +114,11 @@ impl Table {
         };
         let index_prefixes = index.restart_key_prefixes().map(PrefixIndex::new);
         let index_handles = index_prefixes.as_ref().and_then(|_| Self::all_handles(&index));
+        let pinned = index.charge()
+            + filter.as_ref().map_or(0, BloomFilter::size)
+            + index_prefixes.as_ref().map_or(0, PrefixIndex::memory_usage)
+            + index_handles.as_ref().map_or(0, |h| h.capacity() * std::mem::size_of::<BlockHandle>());
+        let _charge = cache.as_ref().map(|c| c.pin(pinned));
         Ok(Table {
             file,
             file_number,
@@ -121,6 +131,7 @@ impl Table {
             verified,
             index_prefixes,
             index_handles,
+            _charge,
         })
     }
 
