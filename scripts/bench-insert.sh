@@ -48,31 +48,8 @@ for e in "${engines[@]}"; do
 done
 mkdir -p "$out" "$dir"
 
-ltm=1
-if [ "$(id -u)" -ne 0 ]; then
-  echo "not root: no memory cgroup, runs are unlimited" >&2
-  ltm=0
-elif [ -f /sys/fs/cgroup/cgroup.controllers ] && grep -qw memory /sys/fs/cgroup/cgroup.controllers; then
-  cg=/sys/fs/cgroup$(sed -n 's/^0:://p' /proc/self/cgroup)/strata-insertbench
-  mkdir -p "$cg"; echo "$limit" > "$cg/memory.max"
-elif [ -d /sys/fs/cgroup/memory ]; then
-  cg=/sys/fs/cgroup/memory$(sed -n 's/^[0-9]*:memory://p' /proc/self/cgroup)/strata-insertbench
-  mkdir -p "$cg"; echo "$limit" > "$cg/memory.limit_in_bytes"
-else
-  echo "no memory cgroup controller: runs are unlimited" >&2
-  ltm=0
-fi
-# The cgroup is this script's: removed at exit (it is empty once every run has ended).
-cleanup() { if [ "$ltm" = 1 ]; then rmdir "$cg" 2> /dev/null || true; fi; }
-trap cleanup EXIT
-
-limited() { # cmd... : runs cmd in the cgroup when there is one
-  if [ "$ltm" = 1 ]; then
-    (echo $BASHPID > "$cg/cgroup.procs"; exec "$@")
-  else
-    "$@"
-  fi
-}
+. "$here/scripts/lib-cgroup.sh"
+cgroup_setup strata-insertbench "$limit"
 
 # The same flags for every engine: 16 MiB write buffers (four families), snappy where the engine
 # compresses, no fsync on commit, the block cache a quarter of the limit.

@@ -3,7 +3,7 @@
 //! overwrite-async), each step a db_bench benchmark on the same database.
 //!
 //! Owns: the list of steps as db_bench flags, the pattern's defaults, and the per-step table
-//! with the database size after each step.
+//! with the database size after each step, bytes written and disk reads per operation.
 //! Must not: contain operation loops; every step is an existing workload run by the runner,
 //! and the steps are plain db_bench flags so the same sequence could be given to db_bench.
 
@@ -126,7 +126,7 @@ pub fn run(args: &[String], out: &mut dyn Write) -> Result<()> {
     drop(csv);
     out.write_all(table(&rows).as_bytes())?;
     if let (Some(svg), Some(csv)) = (&base.plot, &base.report_file) {
-        plot_pattern(csv, svg)?;
+        plot_pattern(csv, svg, &base.engine)?;
         writeln!(out, "plot: {}", svg.display())?;
     }
     out.flush()?;
@@ -137,24 +137,32 @@ fn parse(args: &[String]) -> Result<Flags> {
     flags::parse(args).map_err(|e| anyhow!("{e}\n(see `strata bench --help`)"))
 }
 
-fn plot_pattern(csv: &Path, svg: &Path) -> Result<()> {
-    let series = plot::Series { name: "strata".into(), ..plot::read_series(csv)? };
-    plot::draw(&[series], "strata: ForestDB pattern, throughput over time", svg)
+fn plot_pattern(csv: &Path, svg: &Path, engine: &str) -> Result<()> {
+    let series = plot::Series { name: engine.into(), ..plot::read_series(csv)? };
+    plot::draw(&[series], &format!("{engine}: ForestDB pattern, throughput over time"), svg)
 }
 
 fn table(rows: &[Row]) -> String {
     let mut s = format!(
-        "\n{:<8} {:<24} {:>7} {:>10} {:>9} {:>10} {:>8}\n",
-        "step", "benchmark", "threads", "ops/sec", "P99 us", "P99.99 us", "DB MB"
+        "\n{:<8} {:<24} {:>7} {:>10} {:>9} {:>10} {:>8} {:>8} {:>8}\n",
+        "step", "benchmark", "threads", "ops/sec", "P99 us", "P99.99 us", "wKB/op", "reads/op", "DB MB"
     );
+    let per_op = |v: Option<f64>, scale: f64| v.map_or("-".to_string(), |v| format!("{:.2}", v / scale));
     for r in rows {
-        let (name, ops, p99, p9999) = match &r.summary {
-            Some(m) => (m.result.name.as_str(), m.result.ops_per_sec.to_string(), m.p99, m.p9999),
-            None => ("(skipped)", "-".to_string(), f64::NAN, f64::NAN),
+        let (name, ops, p99, p9999, wkb, reads) = match &r.summary {
+            Some(m) => (
+                m.result.name.as_str(),
+                m.result.ops_per_sec.to_string(),
+                m.p99,
+                m.p9999,
+                per_op(m.write_bytes_per_op, 1024.0),
+                per_op(m.disk_reads_per_op, 1.0),
+            ),
+            None => ("(skipped)", "-".to_string(), f64::NAN, f64::NAN, "-".into(), "-".into()),
         };
         let _ = writeln!(
             s,
-            "{:<8} {name:<24} {:>7} {ops:>10} {p99:>9.2} {p9999:>10.2} {:>8.1}",
+            "{:<8} {name:<24} {:>7} {ops:>10} {p99:>9.2} {p9999:>10.2} {wkb:>8} {reads:>8} {:>8.1}",
             r.label,
             r.threads,
             r.db_bytes as f64 / 1_048_576.0
@@ -221,6 +229,8 @@ mod tests {
         assert!(text.contains("seekrandomwhilewriting"), "{text}");
         assert!(text.contains("filluniquerandom"), "the load writes every document once: {text}");
         assert_eq!(text.matches("Keys:       16 bytes each").count(), 1, "one header");
-        assert!(std::fs::read_to_string(&svg).unwrap().contains("<polyline"));
+        assert!(text.contains("wKB/op") && text.contains("reads/op"), "{text}");
+        let svg = std::fs::read_to_string(&svg).unwrap();
+        assert!(svg.contains("<polyline") && svg.contains("memory: ForestDB pattern"), "{svg}");
     }
 }
