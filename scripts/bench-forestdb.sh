@@ -7,6 +7,7 @@
 # operation, DB size after the step), a CSV and a throughput-over-time SVG in $OUT.
 #
 #   scripts/bench-forestdb.sh
+#   Values are snappy-compressed at `--compression_ratio=0.5` for every engine.
 #   env: LIMIT (cgroup memory limit in bytes, default 536870912), NUM (documents, default
 #          3500000: ~1.6 GB with 800-byte values at strata's and RocksDB's compression, 3x the
 #          default limit), VALUE_SIZE (default 800), STEP_SECONDS (each step after the load,
@@ -44,7 +45,7 @@ for e in "${engines[@]}"; do
   echo "== $e"
   limited "$strata" bench --pattern=forestdb --engine="$e" --db="$db" --num="$num" \
     --value_size="$value_size" --duration="$step_seconds" --threads="$threads" --cache_size="$cache" \
-    --seed=1 --stats_interval_seconds=10 --plot="$out/$e.svg" > "$out/$e.log" 2>&1 ||
+    --compression_type=snappy --compression_ratio=0.5 --seed=1 --stats_interval_seconds=10 --plot="$out/$e.svg" > "$out/$e.log" 2>&1 ||
     { echo "FAILED: $out/$e.log" >&2; tail -5 "$out/$e.log" >&2; exit 1; }
   sed -n '/^step /,$p' "$out/$e.log" | grep -v '^plot:'
   rm -rf "$db"
