@@ -339,7 +339,7 @@ pub static FLAGS: &[FlagSpec] = &[
     flag("verify_checksum", "", "ignored: strata always verifies block checksums", |f, v| {
         ignore(f, "verify_checksum", v)
     }),
-    flag("mmap_read", "", "ignored: strata always memory-maps its SST and blob files", |f, v| {
+    flag("mmap_read", "", "ignored: strata maps SST and blob files while the database is at most mmap_reads_max_db_size (see --options), pread beyond", |f, v| {
         ignore(f, "mmap_read", v)
     }),
     flag("open_files", "", "ignored", |f, v| ignore(f, "open_files", v)),
