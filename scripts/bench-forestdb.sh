@@ -27,13 +27,9 @@ cache=${CACHE:-$((limit / 4))}
 engines=(${ENGINES:-strata rocksdb})
 dir=${BENCH_DIR:-/tmp/strata-forestdb}
 out=${OUT:-$here/bench/results/forestdb-$(date -u +%Y-%m-%d)}
-strata=${STRATA:-$here/target/peers/release/strata}
-if [ ! -x "$strata" ]; then
-  echo "building $strata (RocksDB's C++ takes a while the first time)"
-  (cd "$here" && CARGO_TARGET_DIR=$here/target/peers cargo build --release -p strata-cli --features rocksdb,heed)
-fi
+. "$here/scripts/lib-bench.sh"
+strata=$(peers_strata "${STRATA:-}")
 mkdir -p "$out" "$dir"
-. "$here/scripts/lib-cgroup.sh"
 cgroup_setup strata-forestdb "$limit"
 
 echo "strata: $strata"

@@ -37,18 +37,14 @@ interval=${INTERVAL:-10}
 cache=${CACHE:-$((limit / 4))}
 dir=${BENCH_DIR:-/tmp/strata-insertbench}
 out=${OUT:-$here/bench/results/insertbench-$(date -u +%Y-%m-%d)}
-strata=${STRATA:-$here/target/peers/release/strata}
-if [ ! -x "$strata" ]; then
-  echo "building $strata (RocksDB's C++ takes a while the first time)"
-  (cd "$here" && CARGO_TARGET_DIR=$here/target/peers cargo build --release -p strata-cli --features rocksdb,heed)
-fi
+. "$here/scripts/lib-bench.sh"
+strata=$(peers_strata "${STRATA:-}")
 for e in "${engines[@]}"; do
   "$strata" bench --engine="$e" --help > /dev/null ||
     { echo "$strata cannot run --engine=$e (built without its feature?)" >&2; exit 1; }
 done
 mkdir -p "$out" "$dir"
 
-. "$here/scripts/lib-cgroup.sh"
 cgroup_setup strata-insertbench "$limit"
 
 # The same flags for every engine: 16 MiB write buffers (four families), snappy where the engine

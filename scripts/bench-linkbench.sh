@@ -33,11 +33,8 @@ ltm_cache=${LTM_CACHE:-134217728}
 engines=(${ENGINES:-strata rocksdb heed})
 dir=${BENCH_DIR:-/tmp/strata-linkbench}
 out=${OUT:-$here/bench/results/linkbench-$(date -u +%Y-%m-%d)}
-strata=${STRATA:-$here/target/peers/release/strata}
-if [ ! -x "$strata" ]; then
-  "$here/scripts/install-peers.sh"
-  (cd "$here" && CARGO_TARGET_DIR=$here/target/peers cargo build --release -p strata-cli --features rocksdb,heed)
-fi
+. "$here/scripts/lib-bench.sh"
+strata=$(peers_strata "${STRATA:-}")
 mkdir -p "$out" "$dir"
 
 ltm=1

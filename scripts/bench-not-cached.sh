@@ -71,7 +71,8 @@ engines=${ENGINES:-strata,rocksdb,wiredtiger-btree,wiredtiger-lsm,lmdb}
 limit=${LIMIT:-$((2147483648 * num / 20000000))}
 cache=${CACHE:-1073741824}
 strata=${STRATA:-$here/target/release/strata}
-strata_peers=${STRATA_PEERS:-$here/target/peers/release/strata}
+strata_peers=${STRATA_PEERS:-}
+. "$here/scripts/lib-bench.sh"
 peerbench=${PEERBENCH:-$here/target/peerbench}
 dir=${BENCH_DIR:-/tmp/strata-not-cached}
 out=${OUT:-$here/bench/results/not-cached-$(date -u +%Y-%m-%d)}
@@ -81,11 +82,7 @@ has() { [[ ",$engines," == *",$1,"* ]]; }
 [ -x "$strata" ] || (cd "$here" && cargo build --release -p strata-cli)
 programs=()
 if has rocksdb && ! "$strata" bench --engine=rocksdb --help >/dev/null 2>&1; then
-  if [ ! -x "$strata_peers" ]; then
-    echo "building $strata_peers (RocksDB 10.4.2 from source: ~30 minutes on 2 cores the first time)"
-    (cd "$here" && CARGO_TARGET_DIR=$here/target/peers cargo build --release -p strata-cli --features rocksdb,heed)
-  fi
-  programs=(--program=rocksdb="$strata_peers")
+  programs=(--program=rocksdb="$(peers_strata "$strata_peers")")
 fi
 if has leveldb || has wiredtiger-btree || has wiredtiger-lsm || has lmdb; then
   [ -x "$peerbench" ] || PEERBENCH="$peerbench" "$here/scripts/build-peerbench.sh"

@@ -1,7 +1,20 @@
-# Sourced by the benchmark scripts that run engines in a memory cgroup (bench-insert.sh,
-# bench-forestdb.sh): `cgroup_setup NAME LIMIT` makes a child cgroup of this shell's own with
-# LIMIT bytes of memory (v2 or v1), removed at exit; `limited cmd...` runs cmd in it. Without
-# root or a memory controller the runs are unlimited and it says so ($ltm is 0).
+# Sourced by the benchmark scripts (bench-insert.sh, bench-forestdb.sh, bench-linkbench.sh,
+# bench-not-cached.sh), after they set $here to the repository:
+# `peers_strata [PATH]` prints PATH, or the strata binary with RocksDB and LMDB built in
+# (`--features rocksdb,heed`, in target/peers), building it (and installing its packages) when
+# it is missing. `cgroup_setup NAME LIMIT` makes a child cgroup of this shell's own with LIMIT
+# bytes of memory (v2 or v1), removed at exit; `limited cmd...` runs cmd in it. Without root or
+# a memory controller the runs are unlimited and it says so ($ltm is 0).
+
+peers_strata() { # [path]
+  local bin=${1:-$here/target/peers/release/strata}
+  if [ ! -x "$bin" ]; then
+    echo "building $bin (RocksDB 10.4.2 from source: ~30 minutes on 2 cores the first time)" >&2
+    "$here/scripts/install-peers.sh" >&2
+    (cd "$here" && CARGO_TARGET_DIR=$here/target/peers cargo build --release -p strata-cli --features rocksdb,heed) >&2
+  fi
+  echo "$bin"
+}
 cgroup_setup() { # name limit
   local name=$1 limit=$2
   ltm=1
