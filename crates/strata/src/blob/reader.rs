@@ -177,6 +177,15 @@ impl BlobReader {
         walk.hint.note(&*self.file, ptr.offset, ptr.size, self.data_end);
     }
 
+    /// Asks the filesystem to start reading bytes `offset..offset + len` of this file (a scan's
+    /// lookahead, see `db::blob_lookahead`). Only a hint: nothing is read or checked here.
+    pub fn will_need(&self, offset: u64, len: u64) {
+        let len = len.min(self.data_end.saturating_sub(offset));
+        if len > 0 {
+            self.file.will_need(offset, len);
+        }
+    }
+
     /// Whether the file is memory-mapped (`Options::use_mmap_reads` and a filesystem that maps).
     pub fn is_mapped(&self) -> bool {
         self.file.mapped().is_some()

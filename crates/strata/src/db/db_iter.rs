@@ -13,6 +13,7 @@ use std::ops::Range;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
+use super::blob_lookahead::{BlobLookahead, LookaheadSource};
 use super::family::Family;
 use super::iter_pool::{PooledIter, ThreadDb};
 use super::{DbInner, SuperVersion};
@@ -104,6 +105,10 @@ pub struct DbIterator {
     readahead: Readahead,
     /// Asks for read-ahead of a blob file when this iterator walks its mapping forward for long.
     blob_walk: BlobWalk,
+    /// Hints the blob records of the keys ahead of a forward scan over unmapped blob files.
+    lookahead: BlobLookahead,
+    /// The current value came from a blob file that is not mapped (a `pread`).
+    value_was_read: bool,
     error: Option<Error>,
     /// Blob values read since the last seek, added to `Stats::blob_reads` at the next seek or
     /// on drop: a locked add per entry would fence every step of a scan.
@@ -207,6 +212,8 @@ impl DbIterator {
             mapped_value: None,
             readahead: Readahead::default(),
             blob_walk: BlobWalk::default(),
+            lookahead: BlobLookahead::default(),
+            value_was_read: false,
             error: None,
             blob_reads: 0,
             pinned: Some(pinned),
@@ -264,6 +271,7 @@ impl DbIterator {
                 self.iter.seek_to_first();
                 self.direction = Direction::Forward;
                 self.skip_pending = false;
+                self.lookahead.reset();
                 self.find_next_user_entry();
             }
         }
@@ -295,6 +303,7 @@ impl DbIterator {
         self.iter.seek(&self.seek_target);
         self.direction = Direction::Forward;
         self.skip_pending = false;
+        self.lookahead.reset();
         self.find_next_user_entry();
     }
 
@@ -339,8 +348,24 @@ impl DbIterator {
             self.iter.seek(&key::seek_key(&self.key, MAX_SEQ));
             self.skip_pending = true;
             self.direction = Direction::Forward;
+        } else if self.value_was_read {
+            self.look_ahead();
         }
         self.find_next_user_entry();
+    }
+
+    /// Blob records the lookahead has hinted so far.
+    #[cfg(test)]
+    pub(crate) fn lookahead_hints(&self) -> u64 {
+        self.lookahead.hinted()
+    }
+
+    /// Keeps the blob records of the next keys in flight while a forward scan reads values
+    /// from unmapped blob files (see `blob_lookahead`).
+    fn look_ahead(&mut self) {
+        let mut lookahead = std::mem::take(&mut self.lookahead);
+        lookahead.step(&*self, &self.key, self.seq, self.upper.as_deref());
+        self.lookahead = lookahead;
     }
 
     /// Moves to the previous key; becomes invalid before the first one. Does nothing when not
@@ -374,6 +399,7 @@ impl DbIterator {
     fn find_next_user_entry(&mut self) {
         self.valid = false;
         self.mapped_value = None;
+        self.value_was_read = false;
         while self.iter.valid() {
             let Some(p) = key::parse(self.iter.key()) else {
                 return self.fail(Error::corruption("undecodable internal key in iterator"));
@@ -476,7 +502,16 @@ impl DbIterator {
         match file.mapped_value(&ptr, &self.key)? {
             Some(range) => self.mapped_value = Some(range),
             None if file.is_mapped() => file.get_into(&ptr, &self.key, &mut self.value)?,
-            None => file.get_into_ahead(&ptr, &self.key, &mut self.value, &mut self.readahead)?,
+            // The lookahead hinted this record alone: a wider window would wait on the disk for
+            // bytes around it.
+            None if self.lookahead.is_active() => {
+                self.value_was_read = true;
+                file.get_into(&ptr, &self.key, &mut self.value)?
+            }
+            None => {
+                self.value_was_read = true;
+                file.get_into_ahead(&ptr, &self.key, &mut self.value, &mut self.readahead)?
+            }
         }
         Ok(())
     }
@@ -498,6 +533,8 @@ impl DbIterator {
     fn find_prev_user_entry(&mut self) {
         self.valid = false;
         self.mapped_value = None;
+        self.value_was_read = false;
+        self.lookahead.reset();
         while self.iter.valid() {
             let uk = key::user_key(self.iter.key()).to_vec();
             if self.lower.as_deref().is_some_and(|l| uk.as_slice() < l) {
@@ -571,6 +608,17 @@ impl DbIterator {
                 operands.iter().map(Vec::as_slice),
             )
             .map(Some)
+    }
+}
+
+impl LookaheadSource for DbIterator {
+    fn internal_iter(&self) -> Result<MergingIterator> {
+        let sv = self.pinned.as_ref().ok_or(Error::Closed)?;
+        Ok(MergingIterator::new(children(self.db.inner(), sv, self.fill_cache)?))
+    }
+
+    fn blob_file(&self, number: u64) -> Result<Arc<BlobReader>> {
+        self.db.table_cache.blob(number)
     }
 }
 

@@ -44,6 +44,13 @@ pub(crate) struct PooledIter {
 /// by that thread's iterators only, so its counter stays in that core's cache.
 pub(crate) struct ThreadDb(Arc<DbInner>);
 
+impl ThreadDb {
+    /// The database this handle reaches.
+    pub(crate) fn inner(&self) -> &Arc<DbInner> {
+        &self.0
+    }
+}
+
 impl Deref for ThreadDb {
     type Target = DbInner;
     fn deref(&self) -> &DbInner {

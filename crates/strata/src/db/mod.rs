@@ -22,6 +22,7 @@
 // `leader` → `versions` → `bg`; `closed_wals` is taken last and never held while taking another.
 
 mod background;
+mod blob_lookahead;
 mod checkpoint;
 mod db_iter;
 mod families;

@@ -146,7 +146,9 @@ pub trait RandomAccessFile: Send + Sync {
     /// reading them in the background; it may ignore it (the default does). Scans and
     /// compactions give it ahead of where they walk a mapped file (see [`SequentialHint`]),
     /// because mappings are advised for random access and the kernel does not read ahead of
-    /// them on its own.
+    /// them on its own; a scan over values in unmapped blob files gives it for the records of
+    /// the keys ahead of it, so that they are read in parallel. The POSIX filesystem maps it to
+    /// `madvise(WILLNEED)` on a mapped file and `posix_fadvise(WILLNEED)` on any other.
     fn will_need(&self, offset: u64, len: u64) {
         let _ = (offset, len);
     }

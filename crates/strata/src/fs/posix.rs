@@ -96,7 +96,17 @@ impl RandomAccessFile for PosixRandom {
         self.map.as_deref()
     }
     fn will_need(&self, offset: u64, len: u64) {
-        let Some(map) = &self.map else { return };
+        let Some(map) = &self.map else {
+            // Only a hint: a failure costs the read-ahead, never a read.
+            #[cfg(target_os = "linux")]
+            let _ = rustix::fs::fadvise(
+                &self.file,
+                offset,
+                std::num::NonZeroU64::new(len),
+                rustix::fs::Advice::WillNeed,
+            );
+            return;
+        };
         let Ok(offset) = usize::try_from(offset) else { return };
         let len = usize::try_from(len).unwrap_or(usize::MAX).min(map.len().saturating_sub(offset));
         if len > 0 {
