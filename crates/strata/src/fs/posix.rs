@@ -344,6 +344,43 @@ mod tests {
         unmapped.will_need(0, 1 << 20);
     }
 
+    /// Pages of `path` in the page cache, from `mincore` over a mapping of it (Linux only).
+    #[cfg(target_os = "linux")]
+    fn resident_pages(path: &Path) -> usize {
+        let file = File::open(path).unwrap();
+        // SAFETY: the file is only read by this test while mapped; the mapping is read-only.
+        let map = unsafe { memmap2::Mmap::map(&file) }.unwrap();
+        let mut vec = vec![0u8; map.len().div_ceil(4096)];
+        // SAFETY: `map` is a live mapping of `map.len()` bytes and `vec` has one byte per page
+        // of it (4 KiB pages on the machines this runs on; more bytes than pages is harmless).
+        let rc = unsafe { libc::mincore(map.as_ptr() as *mut libc::c_void, map.len(), vec.as_mut_ptr()) };
+        assert_eq!(rc, 0, "mincore: {}", std::io::Error::last_os_error());
+        vec.iter().filter(|b| **b & 1 == 1).count()
+    }
+
+    /// `will_need` on an unmapped file (a scan's blob lookahead) reads the range into the page
+    /// cache in the background.
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn a_hint_on_an_unmapped_file_reads_the_range() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        std::fs::write(&path, vec![7u8; 16 << 20]).unwrap();
+        let f = File::open(&path).unwrap();
+        f.sync_all().unwrap();
+        rustix::fs::fadvise(&f, 0, None, rustix::fs::Advice::DontNeed).unwrap();
+        if resident_pages(&path) > 0 {
+            return; // a filesystem whose clean pages cannot be evicted (tmpfs): nothing to see
+        }
+        let r = PosixFs.open_random_unmapped(&path).unwrap();
+        r.will_need(4 << 20, 1 << 20);
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        while resident_pages(&path) < 256 && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        assert!(resident_pages(&path) >= 256, "{} pages after a 1 MiB hint", resident_pages(&path));
+    }
+
     #[test]
     fn mapped_reads_match_the_file_and_reject_reads_past_the_end() {
         let dir = tempfile::tempdir().unwrap();
