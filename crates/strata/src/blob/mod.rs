@@ -12,7 +12,7 @@ pub mod reader;
 pub mod writer;
 
 pub use format::BlobPointer;
-pub use reader::{BlobReader, BlobWalk};
+pub use reader::{BlobReader, BlobWalk, BlobWalks};
 pub use writer::BlobWriter;
 
 #[cfg(test)]

@@ -99,6 +99,39 @@ pub struct BlobWalk {
     hint: SequentialHint,
 }
 
+/// One [`BlobWalk`] per blob file for a reader that goes through several files in file order
+/// at once, their records interleaved: a compaction relocating live values meets the records
+/// of every file its input's keys point into, each file's in order. One walk for all would
+/// start over at every switch of file and never reach the length that asks for read-ahead.
+#[derive(Debug, Default)]
+pub struct BlobWalks {
+    /// Most recently used last; at most `KEPT_WALKS`.
+    walks: Vec<BlobWalk>,
+}
+
+impl BlobWalks {
+    /// Files followed at once; a compaction's input rarely points into more.
+    const KEPT_WALKS: usize = 32;
+
+    /// The walk through file `file_number` (a new one if it was not followed, or no longer is).
+    pub fn of(&mut self, file_number: u64) -> &mut BlobWalk {
+        match self.walks.iter().rposition(|w| w.file_number == file_number) {
+            Some(i) => {
+                let last = self.walks.len() - 1;
+                self.walks[i..].rotate_left(1);
+                &mut self.walks[last]
+            }
+            None => {
+                if self.walks.len() == Self::KEPT_WALKS {
+                    self.walks.remove(0);
+                }
+                self.walks.push(BlobWalk { file_number, hint: SequentialHint::new() });
+                self.walks.last_mut().expect("just pushed")
+            }
+        }
+    }
+}
+
 impl BlobReader {
     /// Opens blob file `file_number` and checks its header. A file from a newer format version
     /// is `Error::UnsupportedVersion`; one too short to hold a header and footer is corruption.

@@ -76,8 +76,16 @@ fn entries() -> Vec<(Vec<u8>, Vec<u8>)> {
 }
 
 fn write_file(kind: Compression, entries: &[(Vec<u8>, Vec<u8>)]) -> (Vec<u8>, Vec<BlobPointer>) {
+    write_file_numbered(FILE_NO, kind, entries)
+}
+
+fn write_file_numbered(
+    number: u64,
+    kind: Compression,
+    entries: &[(Vec<u8>, Vec<u8>)],
+) -> (Vec<u8>, Vec<BlobPointer>) {
     let file = MemFile::default();
-    let mut w = BlobWriter::new(Box::new(file.clone()), FILE_NO, kind).unwrap();
+    let mut w = BlobWriter::new(Box::new(file.clone()), number, kind).unwrap();
     let ptrs: Vec<BlobPointer> = entries.iter().map(|(k, v)| w.add(k, v).unwrap()).collect();
     let written = w.file_size();
     let meta = w.finish().unwrap();
@@ -363,4 +371,36 @@ fn a_walk_in_file_order_asks_for_read_ahead_within_the_records() {
         r.note_walk(&mut points, &ptrs[i]);
     }
     assert_eq!(file.hints().len(), hints.len());
+}
+
+/// A compaction relocating values meets the records of several files interleaved, each file's
+/// in order: one walk per file asks for read-ahead in each, where one walk for all starts over
+/// at every switch of file and never does.
+#[test]
+fn interleaved_walks_through_two_files_ask_for_read_ahead_in_each() {
+    let entries: Vec<(Vec<u8>, Vec<u8>)> =
+        (0..3_000u32).map(|i| (i.to_be_bytes().to_vec(), vec![i as u8; 800])).collect();
+    let numbers = [FILE_NO, FILE_NO + 1];
+    let written = numbers.map(|n| write_file_numbered(n, Compression::None, &entries));
+    let files = [0, 1].map(|f| Arc::new(RecordsHints::new(MappedRandom(written[f].0.clone()))));
+    let readers = [0, 1]
+        .map(|f| BlobReader::open(Arc::clone(&files[f]) as Arc<dyn RandomAccessFile>, numbers[f]).unwrap());
+    // Each key's record in file 0, then in file 1, key after key.
+    let interleaved = || (0..entries.len()).flat_map(|i| [0usize, 1].map(move |f| (f, i)));
+
+    let mut one = super::BlobWalk::default();
+    for (f, i) in interleaved() {
+        readers[f].note_walk(&mut one, &written[f].1[i]);
+    }
+    assert!(files.iter().all(|f| f.hints().is_empty()), "one walk for both gave hints");
+
+    let mut walks = super::BlobWalks::default();
+    for (f, i) in interleaved() {
+        let p = &written[f].1[i];
+        readers[f].note_walk(walks.of(numbers[f]), p);
+        assert_eq!(readers[f].get(p, &entries[i].0).unwrap(), entries[i].1);
+    }
+    for f in &files {
+        assert!(!f.hints().is_empty(), "2.4 MB of one file walked in order, no hint");
+    }
 }

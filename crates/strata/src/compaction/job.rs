@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use crate::blob::{BlobPointer, BlobWalk, BlobWriter};
+use crate::blob::{BlobPointer, BlobWalk, BlobWalks, BlobWriter};
 use crate::compaction::retention::{self, Entry, Rules};
 use crate::error::{Error, Result};
 use crate::filenames;
@@ -80,8 +80,9 @@ struct Job<'a> {
     created: Vec<PathBuf>,
     out: Outputs,
     key_buf: Vec<u8>,
-    /// Live values moved out of mostly-dead blob files are read in file order: read-ahead hints.
-    relocation_walk: BlobWalk,
+    /// Live values moved out of mostly-dead blob files are read in each file's order:
+    /// read-ahead hints per file.
+    relocation_walks: BlobWalks,
     ptr_buf: Vec<u8>,
 }
 
@@ -95,7 +96,7 @@ pub(crate) fn run(db: &JobEnv<'_>, input: &mut dyn InternalIterator, spec: &Outp
         created: Vec::new(),
         out: Outputs::default(),
         key_buf: Vec::new(),
-        relocation_walk: BlobWalk::default(),
+        relocation_walks: BlobWalks::default(),
         ptr_buf: Vec::new(),
     };
     // A panic (an application's merge operator) is caught here, so its partial outputs are
@@ -223,7 +224,8 @@ impl Job<'_> {
                 (ValueKind::Blob, ptr.as_slice())
             }
             ValueKind::Blob if self.should_relocate(value)? => {
-                let live = self.db.blobs.read_blob(user_key, value, Some(&mut self.relocation_walk))?;
+                let walk = self.relocation_walks.of(BlobPointer::decode(value)?.file_number);
+                let live = self.db.blobs.read_blob(user_key, value, Some(walk))?;
                 self.add_garbage(value)?;
                 self.write_blob(user_key, &live, &mut ptr)?;
                 kill_point("blob.relocate");
