@@ -54,7 +54,7 @@ pub(super) struct BlobLookahead {
     files: Vec<Arc<BlobReader>>,
     /// A hinted range not yet given: (index into `files`, start, end).
     pending: Option<(usize, u64, u64)>,
-    /// Hints given, for tests and statistics.
+    /// Records hinted (tests check who looks ahead and how far).
     hinted: u64,
 }
 

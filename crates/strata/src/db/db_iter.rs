@@ -502,15 +502,15 @@ impl DbIterator {
         match file.mapped_value(&ptr, &self.key)? {
             Some(range) => self.mapped_value = Some(range),
             None if file.is_mapped() => file.get_into(&ptr, &self.key, &mut self.value)?,
-            // The lookahead hinted this record alone: a wider window would wait on the disk for
-            // bytes around it.
-            None if self.lookahead.is_active() => {
-                self.value_was_read = true;
-                file.get_into(&ptr, &self.key, &mut self.value)?
-            }
             None => {
                 self.value_was_read = true;
-                file.get_into_ahead(&ptr, &self.key, &mut self.value, &mut self.readahead)?
+                // The lookahead hinted this record alone: a wider window would wait on the disk
+                // for bytes around it.
+                if self.lookahead.is_active() {
+                    file.get_into(&ptr, &self.key, &mut self.value)?
+                } else {
+                    file.get_into_ahead(&ptr, &self.key, &mut self.value, &mut self.readahead)?
+                }
             }
         }
         Ok(())
