@@ -37,20 +37,8 @@ out=${OUT:-$here/bench/results/linkbench-$(date -u +%Y-%m-%d)}
 strata=$(peers_strata "${STRATA:-}")
 mkdir -p "$out" "$dir"
 
-ltm=1
-if [ "$(id -u)" -ne 0 ]; then
-  echo "not root: no memory cgroup, cached runs only" >&2
-  ltm=0
-elif [ -f /sys/fs/cgroup/cgroup.controllers ] && grep -qw memory /sys/fs/cgroup/cgroup.controllers; then
-  cg=/sys/fs/cgroup$(sed -n 's/^0:://p' /proc/self/cgroup)/strata-linkbench
-  mkdir -p "$cg"; echo "$limit" > "$cg/memory.max"
-elif [ -d /sys/fs/cgroup/memory ]; then
-  cg=/sys/fs/cgroup/memory$(sed -n 's/^[0-9]*:memory://p' /proc/self/cgroup)/strata-linkbench
-  mkdir -p "$cg"; echo "$limit" > "$cg/memory.limit_in_bytes"
-else
-  echo "no memory cgroup controller: cached runs only" >&2
-  ltm=0
-fi
+# Without root or a memory controller ($ltm is 0) only the cached runs are made.
+cgroup_setup strata-linkbench "$limit"
 
 # The same flags for every engine: 16 MiB write buffers (four families, so memtables stay well
 # inside the limit), snappy where the engine compresses, no fsync on commit (as the seed).
@@ -63,9 +51,9 @@ run() { # log engine flags...
     { echo "FAILED: $log" >&2; tail -5 "$log" >&2; exit 1; }
 }
 
-limited() { # cmd... : runs cmd in the cgroup, on an empty page cache
+cold_limited() { # cmd... : runs cmd in the cgroup, on an empty page cache
   sync; echo 3 > /proc/sys/vm/drop_caches
-  (echo $BASHPID > "$cg/cgroup.procs"; exec "$@")
+  limited "$@"
 }
 
 echo "strata: $("$strata" --version 2>/dev/null || echo "$strata")"
@@ -88,7 +76,7 @@ for r in $(seq 1 "$rounds"); do
     run "$out/cached-$e-$r.log" "$e" --use_existing_db=1 --duration="$duration" --cache_size="$cache"
     if [ "$ltm" = 1 ]; then
       echo "round $r: $e limited to $limit bytes"
-      limited "$strata" bench "${common[@]}" --engine="$e" --db="$dir/$e" --use_existing_db=1 \
+      cold_limited "$strata" bench "${common[@]}" --engine="$e" --db="$dir/$e" --use_existing_db=1 \
         --duration="$duration" --cache_size="$ltm_cache" --linkbench_check=0 > "$out/ltm-$e-$r.log" 2>&1 ||
         { echo "FAILED: $out/ltm-$e-$r.log" >&2; tail -5 "$out/ltm-$e-$r.log" >&2; exit 1; }
     fi

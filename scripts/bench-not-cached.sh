@@ -90,16 +90,10 @@ fi
 if has db_bench; then command -v db_bench >/dev/null 2>&1 || "$here/scripts/install-peers.sh"; fi
 
 # A child cgroup of this shell's own, with the memory limit; compare puts every child in it.
-if [ -f /sys/fs/cgroup/cgroup.controllers ] && grep -qw memory /sys/fs/cgroup/cgroup.controllers; then
-  cg=/sys/fs/cgroup$(sed -n 's/^0:://p' /proc/self/cgroup)/strata-not-cached
-  mkdir -p "$cg"; echo "$limit" > "$cg/memory.max"
-elif [ -d /sys/fs/cgroup/memory ]; then
-  cg=/sys/fs/cgroup/memory$(sed -n 's/^[0-9]*:memory://p' /proc/self/cgroup)/strata-not-cached
-  mkdir -p "$cg"; echo "$limit" > "$cg/memory.limit_in_bytes"
-else
-  echo "no memory cgroup controller found" >&2; exit 2
-fi
+cgroup_setup strata-not-cached "$limit"
+[ "$ltm" = 1 ] || { echo "the suite needs a memory cgroup" >&2; exit 2; }
 mkdir -p "$out/logs" "$dir"
+# Replaces cgroup_setup's trap, and removes the cgroup as it did.
 trap 'rm -rf "$dir"/compare-*; rmdir "$dir" "$cg" 2>/dev/null || true' EXIT
 
 mb() { awk -v b="$1" 'BEGIN { printf "%.0f", b / 1048576 }'; }
