@@ -86,8 +86,8 @@ impl PyDb {
         let ro = self.read_options(py, snapshot, fill_cache)?;
         let k = key.as_bytes();
         let r = py.detach(|| match cf {
-            Some(cf) => db.get_cf(cf, &ro, k),
-            None => db.get(&ro, k),
+            Some(cf) => db.get_cf_opt(cf, &ro, k),
+            None => db.get_opt(&ro, k),
         });
         Ok(check(py, r)?.map(|v| PyBytes::new(py, &v)))
     }
@@ -107,15 +107,15 @@ impl PyDb {
         let ro = self.read_options(py, snapshot, fill_cache)?;
         let refs: Vec<&[u8]> = owned.iter().map(|b| b.as_bytes()).collect();
         let results = py.detach(|| match cf {
-            Some(cf) => db.multi_get_cf(cf, &ro, &refs),
-            None => db.multi_get(&ro, &refs),
+            Some(cf) => db.multi_get_cf_opt(cf, &ro, &refs),
+            None => db.multi_get_opt(&ro, &refs),
         });
         results.into_iter().map(|r| Ok(check(py, r)?.map(|v| PyBytes::new(py, &v)))).collect()
     }
 
     pub(crate) fn write_impl(&self, py: Python<'_>, wo: WriteOptions, batch: WriteBatch) -> PyResult<()> {
         let db = self.handle(py)?;
-        let r = py.detach(|| db.write(&wo, batch));
+        let r = py.detach(|| db.write_opt(&wo, batch));
         check(py, r)
     }
 
@@ -181,8 +181,8 @@ impl PyDb {
         ro.prefix = opt_bytes_arg(prefix, "prefix")?;
         let db = self.handle(py)?;
         let r = py.detach(|| match cf {
-            Some(cf) => db.iter_cf(cf, &ro),
-            None => db.iter(&ro),
+            Some(cf) => db.cursor_cf(cf, &ro),
+            None => db.cursor(&ro),
         });
         let it = check(py, r)?;
         let state = Arc::new(Mutex::new(IterState { it: Some(it), pos: Pos::Unstarted }));

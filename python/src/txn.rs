@@ -187,10 +187,10 @@ impl PyTransaction {
         let ro = ReadOptions { fill_cache, ..ReadOptions::new() };
         let k = key.as_bytes();
         let value = self.with_txn(py, |t| match (&cf, for_update) {
-            (None, false) => t.get(&ro, k),
-            (None, true) => t.get_for_update(&ro, k),
-            (Some(cf), false) => t.get_cf(cf, &ro, k),
-            (Some(cf), true) => t.get_for_update_cf(cf, &ro, k),
+            (None, false) => t.get_opt(&ro, k),
+            (None, true) => t.get_for_update_opt(&ro, k),
+            (Some(cf), false) => t.get_cf_opt(cf, &ro, k),
+            (Some(cf), true) => t.get_for_update_cf_opt(cf, &ro, k),
         })?;
         match value {
             Some(v) => Ok(PyBytes::new(py, &v).into_any()),
@@ -271,8 +271,8 @@ impl PyTransaction {
         let refs: Vec<&[u8]> = owned.iter().map(|b| b.as_bytes()).collect();
         let results = self.with_txn(py, |t| {
             Ok(match &cf {
-                Some(cf) => t.multi_get_cf(cf, &ro, &refs),
-                None => t.multi_get(&ro, &refs),
+                Some(cf) => t.multi_get_cf_opt(cf, &ro, &refs),
+                None => t.multi_get_opt(&ro, &refs),
             })
         })?;
         results.into_iter().map(|r| Ok(check(py, r)?.map(|v| PyBytes::new(py, &v)))).collect()

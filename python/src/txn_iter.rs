@@ -132,8 +132,8 @@ fn open<'a>(
     ro: &ReadOptions,
 ) -> strata::Result<BatchAndDbIterator<'a>> {
     match cf {
-        Some(cf) => txn.iter_cf(cf, ro),
-        None => txn.iter(ro),
+        Some(cf) => txn.cursor_cf(cf, ro),
+        None => txn.cursor(ro),
     }
 }
 

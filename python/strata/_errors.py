@@ -27,7 +27,7 @@ class CorruptionError(Error):
 
 
 class InvalidArgumentError(Error, ValueError):
-    """An argument or option is invalid (e.g. an empty key); the message names it."""
+    """An argument or option is invalid (e.g. a key over 64 KiB); the message names it."""
 
 
 class LockedError(Error):

@@ -359,8 +359,8 @@ def test_write_batch_errors(db):
     wb = db.write_batch()
     with pytest.raises(TypeError, match="must be bytes, not str"):
         wb.put("a", b"1")
-    wb.put(b"", b"1")
-    with pytest.raises(strata.InvalidArgumentError, match="key is empty"):
+    wb.put(b"k" * 70_000, b"1")
+    with pytest.raises(strata.InvalidArgumentError, match="limit"):
         wb.write()
     with pytest.raises(strata.InvalidArgumentError, match="merge operator"):
         wb.merge(b"k", b"v")
@@ -465,11 +465,14 @@ def test_exception_hierarchy():
     assert issubclass(strata.StrataIOError, OSError)
 
 
-def test_empty_key_is_invalid_argument(db):
-    with pytest.raises(strata.InvalidArgumentError, match="key is empty"):
-        db.put(b"", b"v")
-    with pytest.raises(ValueError):
-        db.put(b"", b"v")
+def test_empty_key_is_a_key(db):
+    # As in LevelDB and RocksDB: the smallest key there is.
+    db.put(b"", b"v")
+    db.put(b"a", b"1")
+    assert db.get(b"") == b"v"
+    assert [k for k, _ in db] == [b"", b"a"]
+    db.delete(b"")
+    assert db.get(b"") is None
 
 
 def test_key_too_long(db):

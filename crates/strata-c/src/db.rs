@@ -93,7 +93,7 @@ pub unsafe extern "C" fn strata_put(
         let (db, o) = unsafe { (handle(db, "db")?, handle(options, "write options")?) };
         // SAFETY: `key`/`val` are NULL or point to `keylen`/`vallen` bytes (header contract).
         let (k, v) = unsafe { (bytes(key, keylen, "key")?, bytes(val, vallen, "value")?) };
-        db.db.put(&o.opts, k, v).map_err(err_str)
+        db.db.put_opt(&o.opts, k, v).map_err(err_str)
     });
     // SAFETY: `errptr` is NULL or a writable `char*` holding NULL or a malloc'd message (header).
     unsafe { finish(errptr, r, ()) }
@@ -112,7 +112,7 @@ pub unsafe extern "C" fn strata_delete(
         let (db, o) = unsafe { (handle(db, "db")?, handle(options, "write options")?) };
         // SAFETY: `key` is NULL or points to `keylen` bytes (header contract).
         let k = unsafe { bytes(key, keylen, "key") }?;
-        db.db.delete(&o.opts, k).map_err(err_str)
+        db.db.delete_opt(&o.opts, k).map_err(err_str)
     });
     // SAFETY: `errptr` is NULL or a writable `char*` holding NULL or a malloc'd message (header).
     unsafe { finish(errptr, r, ()) }
@@ -133,7 +133,7 @@ pub unsafe extern "C" fn strata_merge(
         let (db, o) = unsafe { (handle(db, "db")?, handle(options, "write options")?) };
         // SAFETY: `key`/`val` are NULL or point to `keylen`/`vallen` bytes (header contract).
         let (k, v) = unsafe { (bytes(key, keylen, "key")?, bytes(val, vallen, "operand")?) };
-        db.db.merge(&o.opts, k, v).map_err(err_str)
+        db.db.merge_opt(&o.opts, k, v).map_err(err_str)
     });
     // SAFETY: `errptr` is NULL or a writable `char*` holding NULL or a malloc'd message (header).
     unsafe { finish(errptr, r, ()) }
@@ -157,7 +157,7 @@ pub unsafe extern "C" fn strata_write(
         if b.owner.is_some_and(|owner| !std::ptr::eq(owner, db)) {
             return Err("invalid argument: the batch names a column family of another database".into());
         }
-        db.db.write(&o.opts, b.batch.clone()).map_err(err_str)
+        db.db.write_opt(&o.opts, b.batch.clone()).map_err(err_str)
     });
     // SAFETY: `errptr` is NULL or a writable `char*` holding NULL or a malloc'd message (header).
     unsafe { finish(errptr, r, ()) }
@@ -199,7 +199,7 @@ pub unsafe extern "C" fn strata_multi_get(
         // SAFETY: each key pointer is NULL or points to its length's bytes (header contract).
         let keys = ptrs.iter().zip(lens).map(|(&p, &len)| unsafe { bytes(p, len, "key") });
         let keys: Vec<&[u8]> = keys.collect::<CResult<_>>()?;
-        Ok(db.db.multi_get(&o.opts, &keys))
+        Ok(db.db.multi_get_opt(&o.opts, &keys))
     });
     for i in 0..num_keys {
         let (value, error) = match &r {
@@ -242,7 +242,7 @@ pub unsafe extern "C" fn strata_get(
         let (db, o) = unsafe { (handle(db, "db")?, handle(options, "read options")?) };
         // SAFETY: `key` is NULL or points to `keylen` bytes (header contract).
         let k = unsafe { bytes(key, keylen, "key") }?;
-        db.db.get(&o.opts, k).map_err(err_str)
+        db.db.get_opt(&o.opts, k).map_err(err_str)
     };
     // SAFETY: `vallen` is NULL or writable; `errptr` as for every call (header contract).
     unsafe { value_out(vallen, errptr, read) }

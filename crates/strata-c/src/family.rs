@@ -330,7 +330,7 @@ pub unsafe extern "C" fn strata_put_cf(
         let o = unsafe { handle(options, "write options") }?;
         // SAFETY: `key`/`val` are NULL or point to `keylen`/`vallen` bytes (header contract).
         let (k, v) = unsafe { (bytes(key, keylen, "key")?, bytes(val, vallen, "value")?) };
-        db.put_cf(cf, &o.opts, k, v).map_err(err_str)
+        db.put_cf_opt(cf, &o.opts, k, v).map_err(err_str)
     };
     // SAFETY: the handles and `errptr` are as the header says.
     unsafe { in_family(db, column_family, errptr, op) }
@@ -350,7 +350,7 @@ pub unsafe extern "C" fn strata_delete_cf(
         let o = unsafe { handle(options, "write options") }?;
         // SAFETY: `key` is NULL or points to `keylen` bytes (header contract).
         let k = unsafe { bytes(key, keylen, "key") }?;
-        db.delete_cf(cf, &o.opts, k).map_err(err_str)
+        db.delete_cf_opt(cf, &o.opts, k).map_err(err_str)
     };
     // SAFETY: the handles and `errptr` are as the header says.
     unsafe { in_family(db, column_family, errptr, op) }
@@ -373,7 +373,7 @@ pub unsafe extern "C" fn strata_merge_cf(
         let o = unsafe { handle(options, "write options") }?;
         // SAFETY: `key`/`val` are NULL or point to `keylen`/`vallen` bytes (header contract).
         let (k, v) = unsafe { (bytes(key, keylen, "key")?, bytes(val, vallen, "operand")?) };
-        db.merge_cf(cf, &o.opts, k, v).map_err(err_str)
+        db.merge_cf_opt(cf, &o.opts, k, v).map_err(err_str)
     };
     // SAFETY: the handles and `errptr` are as the header says.
     unsafe { in_family(db, column_family, errptr, op) }
@@ -397,7 +397,7 @@ pub unsafe extern "C" fn strata_get_cf(
         let cf = unsafe { family_of(db, column_family) }?;
         // SAFETY: `key` is NULL or points to `keylen` bytes (header contract).
         let k = unsafe { bytes(key, keylen, "key") }?;
-        db.db.get_cf(cf, &o.opts, k).map_err(err_str)
+        db.db.get_cf_opt(cf, &o.opts, k).map_err(err_str)
     };
     // SAFETY: `vallen` is NULL or writable; `errptr` as for every call (header contract).
     unsafe { value_out(vallen, errptr, read) }

@@ -34,7 +34,7 @@ pub unsafe extern "C" fn strata_create_iterator(
     let iter = guard(|| {
         // SAFETY: `db` and `options` are NULL or live handles (header contract).
         let (db, o) = unsafe { (handle(db, "db")?, handle(options, "read options")?) };
-        db.db.iter(&o.opts).map_err(err_str)
+        db.db.cursor(&o.opts).map_err(err_str)
     });
     into_raw(strata_iterator_t { iter })
 }
@@ -51,7 +51,7 @@ pub unsafe extern "C" fn strata_create_iterator_cf(
         let (db, o) = unsafe { (handle(db, "db")?, handle(options, "read options")?) };
         // SAFETY: `column_family` is NULL or a live family handle (header contract).
         let cf = unsafe { family_of(db, column_family) }?;
-        db.db.iter_cf(cf, &o.opts).map_err(err_str)
+        db.db.cursor_cf(cf, &o.opts).map_err(err_str)
     });
     into_raw(strata_iterator_t { iter })
 }

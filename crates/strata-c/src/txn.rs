@@ -343,10 +343,10 @@ unsafe fn read(
         let family = if cf.is_null() { None } else { Some(unsafe { txn_family(t, cf) }?) };
         let txn = t.live()?;
         let r = match (family, for_update) {
-            (None, false) => txn.get(&o.opts, k),
-            (None, true) => txn.get_for_update(&o.opts, k),
-            (Some(cf), false) => txn.get_cf(cf, &o.opts, k),
-            (Some(cf), true) => txn.get_for_update_cf(cf, &o.opts, k),
+            (None, false) => txn.get_opt(&o.opts, k),
+            (None, true) => txn.get_for_update_opt(&o.opts, k),
+            (Some(cf), false) => txn.get_cf_opt(cf, &o.opts, k),
+            (Some(cf), true) => txn.get_for_update_cf_opt(cf, &o.opts, k),
         };
         r.map_err(err_str)
     };

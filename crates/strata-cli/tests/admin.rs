@@ -57,14 +57,14 @@ fn populated_db(dir: &Path) {
     let w = WriteOptions::default();
     for i in 0..500u32 {
         let value = if i % 2 == 0 { vec![b'v'; 100] } else { format!("small{i}").into_bytes() };
-        db.put(&w, format!("key{i:04}").as_bytes(), &value).unwrap();
+        db.put_opt(&w, format!("key{i:04}").as_bytes(), &value).unwrap();
     }
     db.flush().unwrap();
-    db.delete(&w, b"key0001").unwrap();
-    db.put(&w, b"flushed-twice", b"yes").unwrap();
+    db.delete_opt(&w, b"key0001").unwrap();
+    db.put_opt(&w, b"flushed-twice", b"yes").unwrap();
     db.flush().unwrap();
-    db.put(&w, b"in-the-wal", b"walvalue").unwrap();
-    db.put(&w, &[0, 0xff], &[1, 2, 3]).unwrap();
+    db.put_opt(&w, b"in-the-wal", b"walvalue").unwrap();
+    db.put_opt(&w, &[0, 0xff], &[1, 2, 3]).unwrap();
     db.close().unwrap();
 }
 
@@ -303,7 +303,7 @@ fn commands_use_the_options_the_database_was_opened_with() {
         let opts = Options { merge_operator: strata::merge::builtin("uint64add"), ..Options::default() };
         let db = Db::open(&dir, opts).unwrap();
         for _ in 0..3 {
-            db.merge(&WriteOptions::default(), b"hits", &1u64.to_le_bytes()).unwrap();
+            db.merge(b"hits", 1u64.to_le_bytes()).unwrap();
         }
     }
     // The merge operator comes from the database's OPTIONS file, so the operands resolve.
@@ -627,11 +627,11 @@ fn db_with_families(dir: &Path) {
     .unwrap();
     let w = WriteOptions::default();
     let (a, b) = (db.cf("a").unwrap(), db.cf("b").unwrap());
-    db.put(&w, b"k", b"in-default").unwrap();
-    db.put_cf(&a, &w, b"k", b"in-a").unwrap();
-    db.put_cf(&a, &w, b"only-a", b"1").unwrap();
+    db.put_opt(&w, b"k", b"in-default").unwrap();
+    db.put_cf_opt(&a, &w, b"k", b"in-a").unwrap();
+    db.put_cf_opt(&a, &w, b"only-a", b"1").unwrap();
     db.flush_cf(&a).unwrap();
-    db.put_cf(&b, &w, b"k", b"in-b").unwrap();
+    db.put_cf_opt(&b, &w, b"k", b"in-b").unwrap();
     db.close().unwrap();
 }
 

@@ -160,9 +160,9 @@ impl Families {
 /// `get` in `cf`, through the plain API for the default family.
 pub fn get(db: &Db, cf: &ColumnFamily, ro: &ReadOptions, key: &[u8]) -> strata::Result<Option<Vec<u8>>> {
     if cf.id() == 0 {
-        db.get(ro, key)
+        db.get_opt(ro, key)
     } else {
-        db.get_cf(cf, ro, key)
+        db.get_cf_opt(cf, ro, key)
     }
 }
 
@@ -174,17 +174,17 @@ pub fn multi_get(
     keys: &[&[u8]],
 ) -> Vec<strata::Result<Option<Vec<u8>>>> {
     if cf.id() == 0 {
-        db.multi_get(ro, keys)
+        db.multi_get_opt(ro, keys)
     } else {
-        db.multi_get_cf(cf, ro, keys)
+        db.multi_get_cf_opt(cf, ro, keys)
     }
 }
 
 /// An iterator over `cf`, through the plain API for the default family.
 pub fn iter(db: &Db, cf: &ColumnFamily, ro: &ReadOptions) -> strata::Result<DbIterator> {
     if cf.id() == 0 {
-        db.iter(ro)
+        db.cursor(ro)
     } else {
-        db.iter_cf(cf, ro)
+        db.cursor_cf(cf, ro)
     }
 }

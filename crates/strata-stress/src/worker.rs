@@ -291,15 +291,15 @@ impl<'a> Worker<'a> {
             if f > 0 {
                 let cf = self.fams.handle(f);
                 return match op {
-                    Op::Put(v) => db.put_cf(&cf, w, &key, &v.bytes(*g).expect("put of a present value")),
-                    Op::Delete => db.delete_cf(&cf, w, &key),
-                    Op::Merge(x) => db.merge_cf(&cf, w, &key, &x.to_le_bytes()),
+                    Op::Put(v) => db.put_cf_opt(&cf, w, &key, &v.bytes(*g).expect("put of a present value")),
+                    Op::Delete => db.delete_cf_opt(&cf, w, &key),
+                    Op::Merge(x) => db.merge_cf_opt(&cf, w, &key, &x.to_le_bytes()),
                 };
             }
             return match op {
-                Op::Put(v) => db.put(w, &key, &v.bytes(*g).expect("put of a present value")),
-                Op::Delete => db.delete(w, &key),
-                Op::Merge(x) => db.merge(w, &key, &x.to_le_bytes()),
+                Op::Put(v) => db.put_opt(w, &key, &v.bytes(*g).expect("put of a present value")),
+                Op::Delete => db.delete_opt(w, &key),
+                Op::Merge(x) => db.merge_opt(w, &key, &x.to_le_bytes()),
             };
         }
         let mut b = WriteBatch::new();
@@ -320,7 +320,7 @@ impl<'a> Worker<'a> {
                 Op::Merge(x) => b.merge(key_bytes(k), x.to_le_bytes()),
             };
         }
-        db.write(w, b)
+        db.write_opt(w, b)
     }
 
     fn get(&mut self, key: u64) -> Result<(), Failure> {

@@ -5,7 +5,7 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use strata::{Db, Options, WriteOptions};
+use strata::{Db, Options};
 
 #[test]
 fn a_checkpoint_is_not_failed_by_a_family_dropped_while_it_flushes() {
@@ -16,14 +16,14 @@ fn a_checkpoint_is_not_failed_by_a_family_dropped_while_it_flushes() {
         s.spawn(|| {
             for i in 0..400u32 {
                 let cf = db.create_cf("scratch", Options::default()).unwrap();
-                db.put_cf(&cf, &WriteOptions::default(), &i.to_be_bytes(), b"v").unwrap();
+                db.put_cf(&cf, i.to_be_bytes(), b"v").unwrap();
                 db.drop_cf(&cf).unwrap();
             }
             done.store(true, Ordering::Release);
         });
         let mut n = 0;
         while !done.load(Ordering::Acquire) {
-            db.put(&WriteOptions::default(), b"k", b"v").unwrap();
+            db.put(b"k", b"v").unwrap();
             let target = dir.path().join(format!("cp{n}"));
             db.checkpoint(&target).unwrap_or_else(|e| panic!("checkpoint {n}: {e}"));
             std::fs::remove_dir_all(&target).unwrap();
@@ -42,7 +42,7 @@ fn a_family_dropped_during_its_manual_compaction_leaves_the_database_writable() 
     for round in 0..60u32 {
         let cf = db.create_cf("scratch", opts()).unwrap();
         for i in 0..400u32 {
-            db.put_cf(&cf, &WriteOptions::default(), &i.to_be_bytes(), &[round as u8; 200]).unwrap();
+            db.put_cf(&cf, i.to_be_bytes(), [round as u8; 200]).unwrap();
         }
         std::thread::scope(|s| {
             s.spawn(|| {
@@ -54,6 +54,6 @@ fn a_family_dropped_during_its_manual_compaction_leaves_the_database_writable() 
             std::thread::sleep(std::time::Duration::from_micros(u64::from(round) * 100));
             db.drop_cf(&cf).unwrap();
         });
-        db.put(&WriteOptions::default(), b"k", b"v").unwrap_or_else(|e| panic!("round {round}: {e}"));
+        db.put(b"k", b"v").unwrap_or_else(|e| panic!("round {round}: {e}"));
     }
 }

@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
-use strata::{Db, Options, ReadOptions, WriteOptions};
+use strata::{Db, Options, ReadOptions};
 
 const EXE: &str = env!("CARGO_BIN_EXE_strata-stress");
 
@@ -120,7 +120,7 @@ fn open_db(dir: &Path) -> Db {
 }
 
 fn first_key(db: &Db) -> Vec<u8> {
-    let mut it = db.iter(&ReadOptions::new()).unwrap();
+    let mut it = db.cursor(&ReadOptions::new()).unwrap();
     it.seek_to_first();
     assert!(it.valid(), "the run left no keys");
     it.key().to_vec()
@@ -137,7 +137,7 @@ fn verifier_catches_a_changed_value() {
     let dir = tempfile::tempdir().unwrap();
     short_run(dir.path(), "600", "300", "--no-sync");
     let db = open_db(dir.path());
-    db.put(&WriteOptions::default(), &first_key(&db), b"tampered behind the oracle's back").unwrap();
+    db.put(first_key(&db), b"tampered behind the oracle's back").unwrap();
     db.close().unwrap();
     assert_mismatch(dir.path());
 }
@@ -147,7 +147,7 @@ fn verifier_catches_a_lost_write() {
     let dir = tempfile::tempdir().unwrap();
     short_run(dir.path(), "600", "300", "--no-sync");
     let db = open_db(dir.path());
-    db.delete(&WriteOptions::default(), &first_key(&db)).unwrap();
+    db.delete(first_key(&db)).unwrap();
     db.close().unwrap();
     assert_mismatch(dir.path());
 }
@@ -277,7 +277,7 @@ fn open_families(dir: &Path) -> (Db, strata::ColumnFamily) {
     let opts = || Options { merge_operator: strata::merge::builtin("uint64add"), ..Options::default() };
     let db = Db::open_cf(dir.join("db"), opts(), [("cf1", opts()), ("cf2", opts())]).unwrap();
     let cf2 = db.cf("cf2").unwrap();
-    let mut it = db.iter_cf(&cf2, &ReadOptions::new()).unwrap();
+    let mut it = db.cursor_cf(&cf2, &ReadOptions::new()).unwrap();
     it.seek_to_first();
     assert!(it.valid(), "the run left cf2 empty: the test would prove nothing");
     drop(it);
@@ -379,7 +379,7 @@ fn bank_transfers_survive_kills_in_every_mode_and_a_half_transfer_is_caught() {
     .unwrap();
     let journal = handle.cf("journal").unwrap();
     let entry = format!("0 1 5 {}", ".".repeat(96));
-    handle.put_cf(&journal, &WriteOptions::default(), b"t999999-000-0000000000", entry.as_bytes()).unwrap();
+    handle.put_cf(&journal, b"t999999-000-0000000000", entry.as_bytes()).unwrap();
     handle.close().unwrap();
     let out = bank(&[]);
     assert_eq!(out.status.code(), Some(3), "a journal entry without its balance changes must fail the audit");

@@ -133,7 +133,7 @@ pub fn diff(expected: &Kv, actual: &Kv) -> String {
 
 /// Every key and value in the database, by a forward scan.
 pub fn dump(db: &Db) -> strata::Result<Kv> {
-    let mut it = db.iter(&ReadOptions::new())?;
+    let mut it = db.cursor(&ReadOptions::new())?;
     it.seek_to_first();
     let mut out = Kv::new();
     while it.valid() {

@@ -23,8 +23,8 @@ use crate::util::coding::{self, Reader};
 /// # let dir = tempfile::tempdir()?;
 /// use strata::{batch::MAX_KEY_LEN, Db, Error, Options, WriteOptions};
 /// let db = Db::open(dir.path(), Options::default())?;
-/// db.put(&WriteOptions::default(), &vec![b'k'; MAX_KEY_LEN], b"v")?;
-/// let too_long = db.put(&WriteOptions::default(), &vec![b'k'; MAX_KEY_LEN + 1], b"v");
+/// db.put(&vec![b'k'; MAX_KEY_LEN], b"v")?;
+/// let too_long = db.put(&vec![b'k'; MAX_KEY_LEN + 1], b"v");
 /// assert!(matches!(too_long, Err(Error::InvalidArgument(_))));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
@@ -55,19 +55,19 @@ pub(crate) const FAMILY_FLAG: u8 = 0x10;
 /// # let dir = tempfile::tempdir()?;
 /// use strata::{Db, Error, Options, ReadOptions, WriteBatch, WriteOptions};
 /// let db = Db::open(dir.path(), Options::default())?;
-/// db.put(&WriteOptions::default(), b"b", b"old")?;
+/// db.put(b"b", b"old")?;
 ///
 /// let mut batch = WriteBatch::new();
 /// batch.put(b"a", b"1").put(b"a", b"2").delete(b"b");
 /// assert_eq!(batch.len(), 3);
-/// db.write(&WriteOptions::default(), batch)?;
-/// assert_eq!(db.get(&ReadOptions::new(), b"a")?, Some(b"2".to_vec())); // the later put wins
-/// assert_eq!(db.get(&ReadOptions::new(), b"b")?, None);
+/// db.write(batch)?;
+/// assert_eq!(db.get(b"a")?, Some(b"2".to_vec())); // the later put wins
+/// assert_eq!(db.get(b"b")?, None);
 ///
 /// let mut bad = WriteBatch::new();
-/// bad.put(b"c", b"3").put(b"", b"empty key");
-/// assert!(matches!(db.write(&WriteOptions::default(), bad), Err(Error::InvalidArgument(_))));
-/// assert_eq!(db.get(&ReadOptions::new(), b"c")?, None); // nothing was applied
+/// bad.put(b"c", b"3").put(vec![b'k'; strata::batch::MAX_KEY_LEN + 1], b"key too long");
+/// assert!(matches!(db.write(bad), Err(Error::InvalidArgument(_))));
+/// assert_eq!(db.get(b"c")?, None); // nothing was applied
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Clone)]
@@ -95,9 +95,8 @@ impl std::fmt::Debug for WriteBatch {
 }
 
 fn check_key(key: &[u8]) -> Option<String> {
-    if key.is_empty() {
-        Some("key is empty".to_string())
-    } else if key.len() > MAX_KEY_LEN {
+    // An empty key is a key (the smallest one), as in LevelDB and RocksDB.
+    if key.len() > MAX_KEY_LEN {
         Some(format!("key is {} bytes, the limit is {MAX_KEY_LEN}", key.len()))
     } else {
         None
@@ -175,8 +174,8 @@ impl WriteBatch {
     /// let db = Db::open(dir.path(), Options::default())?;
     /// let mut batch = WriteBatch::new();
     /// batch.put(b"k", b"v").delete(b"k");
-    /// db.write(&WriteOptions::default(), batch)?;
-    /// assert_eq!(db.get(&ReadOptions::new(), b"k")?, None);
+    /// db.write(batch)?;
+    /// assert_eq!(db.get(b"k")?, None);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn delete(&mut self, key: impl AsRef<[u8]>) -> &mut Self {
@@ -194,8 +193,8 @@ impl WriteBatch {
     /// let db = Db::open(dir.path(), opts)?;
     /// let mut batch = WriteBatch::new();
     /// batch.put(b"tags", b"red").merge(b"tags", b"green").merge(b"tags", b"blue");
-    /// db.write(&WriteOptions::default(), batch)?;
-    /// assert_eq!(db.get(&ReadOptions::new(), b"tags")?, Some(b"red,green,blue".to_vec()));
+    /// db.write(batch)?;
+    /// assert_eq!(db.get(b"tags")?, Some(b"red,green,blue".to_vec()));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn merge(&mut self, key: impl AsRef<[u8]>, operand: impl AsRef<[u8]>) -> &mut Self {

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 /// # let dir = tempfile::tempdir()?;
 /// use strata::{Db, Options, ReadOptions};
 /// fn read_counter(db: &Db, key: &[u8]) -> strata::Result<u64> {
-///     let v = db.get(&ReadOptions::new(), key)?.unwrap_or_else(|| vec![0; 8]);
+///     let v = db.get(key)?.unwrap_or_else(|| vec![0; 8]);
 ///     let bytes = <[u8; 8]>::try_from(v.as_slice())
 ///         .map_err(|_| strata::Error::InvalidArgument(format!("{key:?} is not a counter")))?;
 ///     Ok(u64::from_le_bytes(bytes))
@@ -37,9 +37,9 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 /// // A second handle on an open database.
 /// assert!(matches!(Db::open(dir.path(), Options::default()), Err(Error::Locked(_))));
 /// // Bad input is `InvalidArgument`, and the message says what is wrong.
-/// let err = db.put(&WriteOptions::default(), b"", b"v").unwrap_err();
+/// let err = db.put(vec![b'k'; 70_000], b"v").unwrap_err();
 /// assert!(matches!(err, Error::InvalidArgument(_)));
-/// assert_eq!(err.to_string(), "invalid argument: key is empty");
+/// assert_eq!(err.to_string(), "invalid argument: key is 70000 bytes, the limit is 65536");
 /// drop(db);
 ///
 /// // `error_if_exists` refuses an existing database.
@@ -160,7 +160,7 @@ pub enum Error {
     /// use strata::{Db, Error, Options, WriteOptions};
     /// drop(Db::open(dir.path(), Options::default())?); // create it
     /// let reader = Db::open_read_only(dir.path(), Options::default())?;
-    /// assert!(matches!(reader.put(&WriteOptions::default(), b"k", b"v"), Err(Error::ReadOnly)));
+    /// assert!(matches!(reader.put(b"k", b"v"), Err(Error::ReadOnly)));
     /// assert!(matches!(reader.flush(), Err(Error::ReadOnly)));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
@@ -232,7 +232,7 @@ impl Error {
     /// # let dir = tempfile::tempdir()?;
     /// use strata::{Db, Options, ReadOptions, WriteOptions};
     /// let db = Db::open(dir.path(), Options::default())?;
-    /// db.put(&WriteOptions::default(), b"k", b"v")?;
+    /// db.put(b"k", b"v")?;
     /// db.flush()?;
     /// drop(db);
     /// // Damage the first data block of the table.
@@ -247,7 +247,7 @@ impl Error {
     /// std::fs::write(&sst, bytes)?;
     ///
     /// let db = Db::open(dir.path(), Options::default())?;
-    /// let err = db.get(&ReadOptions::new(), b"k").unwrap_err();
+    /// let err = db.get(b"k").unwrap_err();
     /// assert!(err.is_corruption(), "{err}");
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```

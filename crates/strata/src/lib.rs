@@ -13,9 +13,9 @@
 //! let db = Db::open(dir.path(), Preset::ReadHeavy.options())?;
 //! let mut batch = WriteBatch::new();
 //! batch.put(b"fruit:apple", b"red").put(b"fruit:kiwi", b"green").put(b"veg:leek", b"green");
-//! db.write(&WriteOptions { sync: true, disable_wal: false }, batch)?;
+//! db.write_opt(&WriteOptions { sync: true, disable_wal: false }, batch)?;
 //!
-//! let mut it = db.iter(&ReadOptions { prefix: Some(b"fruit:".to_vec()), ..ReadOptions::new() })?;
+//! let mut it = db.cursor(&ReadOptions { prefix: Some(b"fruit:".to_vec()), ..ReadOptions::new() })?;
 //! let mut fruit = Vec::new();
 //! it.seek_to_first();
 //! while it.valid() {
@@ -74,7 +74,7 @@ pub(crate) mod wal;
 pub(crate) mod wal_header;
 
 pub use batch::WriteBatch;
-pub use db::{ColumnFamily, Db, DbIterator, DroppedTail, RecoveryReport, RepairReport, Stats};
+pub use db::{ColumnFamily, Db, DbIterator, DroppedTail, Iter, RecoveryReport, RepairReport, Stats};
 pub use error::{Error, Result};
 pub use merge::MergeOperator;
 pub use options::{Compression, Options, ReadOptions, WalRecoveryMode, WriteOptions};

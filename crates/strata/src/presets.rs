@@ -21,10 +21,10 @@ use crate::options::Options;
 /// assert_eq!(opts.max_write_buffer_number, 6);
 /// let db = Db::open(dir.path(), opts)?;
 /// for i in 0..1000u32 {
-///     db.put(&WriteOptions { sync: false, disable_wal: true }, &i.to_be_bytes(), b"v")?;
+///     db.put_opt(&WriteOptions { sync: false, disable_wal: true }, &i.to_be_bytes(), b"v")?;
 /// }
 /// db.compact_range(None, None)?;
-/// assert_eq!(db.get(&ReadOptions::new(), &7u32.to_be_bytes())?, Some(b"v".to_vec()));
+/// assert_eq!(db.get(&7u32.to_be_bytes())?, Some(b"v".to_vec()));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -58,15 +58,15 @@ impl Drop for SnapshotInner {
 /// # let dir = tempfile::tempdir()?;
 /// use strata::{Db, Options, ReadOptions, WriteOptions};
 /// let db = Db::open(dir.path(), Options::default())?;
-/// db.put(&WriteOptions::default(), b"k", b"v1")?;
+/// db.put(b"k", b"v1")?;
 /// let snap = db.snapshot();
-/// db.put(&WriteOptions::default(), b"k", b"v2")?;
-/// db.delete(&WriteOptions::default(), b"k")?;
+/// db.put(b"k", b"v2")?;
+/// db.delete(b"k")?;
 /// db.compact_range(None, None)?; // the old version survives compaction for the snapshot
 ///
 /// let at_snap = ReadOptions { snapshot: Some(snap.clone()), ..ReadOptions::new() };
-/// assert_eq!(db.get(&at_snap, b"k")?, Some(b"v1".to_vec()));
-/// assert_eq!(db.get(&ReadOptions::new(), b"k")?, None);
+/// assert_eq!(db.get_opt(&at_snap, b"k")?, Some(b"v1".to_vec()));
+/// assert_eq!(db.get(b"k")?, None);
 /// assert_eq!(db.property("strata.num-snapshots").as_deref(), Some("1"));
 /// drop((snap, at_snap));
 /// assert_eq!(db.property("strata.num-snapshots").as_deref(), Some("0"));
@@ -85,10 +85,10 @@ impl Snapshot {
     /// # let dir = tempfile::tempdir()?;
     /// use strata::{Db, Options, WriteOptions};
     /// let db = Db::open(dir.path(), Options::default())?;
-    /// db.put(&WriteOptions::default(), b"k", b"v")?;
+    /// db.put(b"k", b"v")?;
     /// let snap = db.snapshot();
     /// assert_eq!(snap.sequence(), db.latest_sequence());
-    /// db.put(&WriteOptions::default(), b"k", b"w")?;
+    /// db.put(b"k", b"w")?;
     /// assert!(db.latest_sequence() > snap.sequence());
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```

@@ -75,10 +75,10 @@ impl VerifyReport {
 /// use strata::{fs::default_fs, Db, Options, WriteOptions};
 /// let db = Db::open(dir.path(), Options::default())?;
 /// for i in 0..100u32 {
-///     db.put(&WriteOptions::default(), &i.to_be_bytes(), b"value")?;
+///     db.put(&i.to_be_bytes(), b"value")?;
 /// }
 /// db.flush()?;
-/// db.put(&WriteOptions::default(), b"only-in-the-wal", b"v")?;
+/// db.put(b"only-in-the-wal", b"v")?;
 ///
 /// // The database may stay open: verification only reads.
 /// let report = verify_db(dir.path(), default_fs())?;
@@ -244,7 +244,7 @@ fn check_unreferenced(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Db, Options, WriteOptions};
+    use crate::{Db, Options};
 
     #[test]
     fn intact_database_passes_and_a_damaged_table_is_named() {
@@ -254,10 +254,10 @@ mod tests {
             let db = Db::open(dir.path(), opts).unwrap();
             for i in 0..2000u32 {
                 let v = vec![i as u8; if i % 2 == 0 { 100 } else { 10 }];
-                db.put(&WriteOptions::default(), format!("k{i:05}").as_bytes(), &v).unwrap();
+                db.put(format!("k{i:05}").as_bytes(), &v).unwrap();
             }
             db.flush().unwrap();
-            db.put(&WriteOptions::default(), b"in-the-wal", b"v").unwrap();
+            db.put(b"in-the-wal", b"v").unwrap();
         }
         let before: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().path()).collect();
         let report = verify_db(dir.path(), crate::fs::default_fs()).unwrap();

@@ -6,7 +6,7 @@
 
 use std::fs;
 
-use strata::{Db, Options, ReadOptions, WriteOptions};
+use strata::{Db, Options};
 
 /// Linux's scheduling policies, as /proc shows them.
 const SCHED_OTHER: i64 = 0;
@@ -92,13 +92,13 @@ fn compaction_threads_run_at_their_priority_unless_one_thread_does_everything() 
     assert_eq!(policy_of("strata-flush"), Some(SCHED_OTHER));
     // Compactions still run (and finish) under SCHED_IDLE: give one something to do.
     for i in 0..5_000u32 {
-        db.put(&WriteOptions::default(), &i.to_be_bytes(), &[7; 100]).unwrap();
+        db.put(i.to_be_bytes(), [7; 100]).unwrap();
         if i % 1_000 == 999 {
             db.flush().unwrap();
         }
     }
     db.compact_range(None, None).unwrap();
-    let value = db.get(&ReadOptions::default(), &4_999u32.to_be_bytes()).unwrap();
+    let value = db.get(4_999u32.to_be_bytes()).unwrap();
     assert_eq!(value.as_deref(), Some(&[7u8; 100][..]));
     drop(db);
 

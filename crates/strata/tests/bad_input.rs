@@ -39,46 +39,46 @@ fn opts_with_merge() -> Options {
 }
 
 #[test]
-fn empty_and_oversized_keys_are_invalid_arguments() {
+fn oversized_keys_are_invalid_arguments() {
     let dir = tempfile::tempdir().unwrap();
     let db = Db::open(dir.path(), opts_with_merge()).unwrap();
     let w = WriteOptions::default();
     let huge = vec![b'k'; MAX_KEY_LEN + 1];
-    for (name, key) in [("empty key", &b""[..]), ("key over 64 KiB", &huge[..])] {
-        expect_invalid(db.put(&w, key, b"v"), &format!("put with {name}"));
-        expect_invalid(db.delete(&w, key), &format!("delete with {name}"));
-        expect_invalid(db.merge(&w, key, &1u64.to_le_bytes()), &format!("merge with {name}"));
+    for (name, key) in [("key over 64 KiB", &huge[..])] {
+        expect_invalid(db.put_opt(&w, key, b"v"), &format!("put with {name}"));
+        expect_invalid(db.delete_opt(&w, key), &format!("delete with {name}"));
+        expect_invalid(db.merge_opt(&w, key, &1u64.to_le_bytes()), &format!("merge with {name}"));
         for sync in [false, true] {
             let mut b = WriteBatch::new();
             b.put(b"good-before", b"1").put(key, b"v").put(b"good-after", b"2");
             let wo = WriteOptions { sync, disable_wal: false };
-            expect_invalid(db.write(&wo, b), &format!("batch with {name}"));
+            expect_invalid(db.write_opt(&wo, b), &format!("batch with {name}"));
             let mut b = WriteBatch::new();
             b.put(b"good-before", b"1").delete(key);
-            expect_invalid(db.write(&wo, b), &format!("batch deleting {name}"));
+            expect_invalid(db.write_opt(&wo, b), &format!("batch deleting {name}"));
             let mut b = WriteBatch::new();
             b.merge(key, 1u64.to_le_bytes()).put(b"good-after", b"2");
-            expect_invalid(db.write(&wo, b), &format!("batch merging {name}"));
+            expect_invalid(db.write_opt(&wo, b), &format!("batch merging {name}"));
         }
         // Reads of such keys are not writes: they may find nothing or refuse, but never panic.
-        match db.get(&ReadOptions::new(), key) {
+        match db.get(key) {
             Ok(None) | Err(Error::InvalidArgument(_)) => {}
             other => panic!("get with {name}: {other:?}"),
         }
     }
     // A rejected batch applies nothing at all.
     let r = ReadOptions::new();
-    assert_eq!(db.get(&r, b"good-before").unwrap(), None);
-    assert_eq!(db.get(&r, b"good-after").unwrap(), None);
+    assert_eq!(db.get_opt(&r, b"good-before").unwrap(), None);
+    assert_eq!(db.get_opt(&r, b"good-after").unwrap(), None);
     assert_eq!(db.latest_sequence(), 0, "no sequence numbers were used by rejected writes");
 
     // The limit itself is allowed, and survives a flush and a reopen.
     let max = vec![b'm'; MAX_KEY_LEN];
-    db.put(&w, &max, b"max").unwrap();
+    db.put_opt(&w, &max, b"max").unwrap();
     db.flush().unwrap();
     drop(db);
     let db = Db::open(dir.path(), opts_with_merge()).unwrap();
-    assert_eq!(db.get(&r, &max).unwrap().unwrap(), b"max");
+    assert_eq!(db.get_opt(&r, &max).unwrap().unwrap(), b"max");
 }
 
 #[test]
@@ -149,20 +149,20 @@ fn error_if_exists_on_an_existing_database() {
     let dir = tempfile::tempdir().unwrap();
     {
         let db = Db::open(dir.path(), Options { error_if_exists: true, ..Options::default() }).unwrap();
-        db.put(&WriteOptions::default(), b"k", b"v").unwrap();
+        db.put(b"k", b"v").unwrap();
     }
     let r = Db::open(dir.path(), Options { error_if_exists: true, ..Options::default() });
     assert!(matches!(r, Err(Error::AlreadyExists(_))), "{r:?}");
     // The refused open left the database untouched.
     let db = Db::open(dir.path(), Options::default()).unwrap();
-    assert_eq!(db.get(&ReadOptions::new(), b"k").unwrap().unwrap(), b"v");
+    assert_eq!(db.get(b"k").unwrap().unwrap(), b"v");
 }
 
 #[test]
 fn second_open_in_the_same_process_is_locked() {
     let dir = tempfile::tempdir().unwrap();
     let first = Db::open(dir.path(), Options::default()).unwrap();
-    first.put(&WriteOptions::default(), b"k", b"v").unwrap();
+    first.put(b"k", b"v").unwrap();
     for _ in 0..2 {
         let r = Db::open(dir.path(), Options::default());
         assert!(matches!(r, Err(Error::Locked(_))), "{r:?}");
@@ -173,7 +173,7 @@ fn second_open_in_the_same_process_is_locked() {
     assert!(matches!(Db::open(dir.path(), Options::default()), Err(Error::Locked(_))));
     drop(clone);
     let again = Db::open(dir.path(), Options::default()).unwrap();
-    assert_eq!(again.get(&ReadOptions::new(), b"k").unwrap().unwrap(), b"v");
+    assert_eq!(again.get(b"k").unwrap().unwrap(), b"v");
     again.close().unwrap();
     Db::open(dir.path(), Options::default()).unwrap();
 }
@@ -211,13 +211,13 @@ fn open_in_child(dir: &Path) -> String {
 fn second_process_open_is_locked() {
     let dir = tempfile::tempdir().unwrap();
     let db = Db::open(dir.path(), Options::default()).unwrap();
-    db.put(&WriteOptions { sync: true, disable_wal: false }, b"k", b"v").unwrap();
+    db.put_opt(&WriteOptions { sync: true, disable_wal: false }, b"k", b"v").unwrap();
     assert_eq!(open_in_child(dir.path()), "Locked");
     drop(db);
     assert_eq!(open_in_child(dir.path()), "Ok");
     // The child's clean close left the database intact and unlocked.
     let db = Db::open(dir.path(), Options::default()).unwrap();
-    assert_eq!(db.get(&ReadOptions::new(), b"k").unwrap().unwrap(), b"v");
+    assert_eq!(db.get(b"k").unwrap().unwrap(), b"v");
 }
 
 #[test]
@@ -225,13 +225,13 @@ fn merge_without_an_operator_is_an_invalid_argument() {
     let dir = tempfile::tempdir().unwrap();
     let db = Db::open(dir.path(), Options::default()).unwrap();
     let w = WriteOptions::default();
-    let msg = expect_invalid(db.merge(&w, b"k", &1u64.to_le_bytes()), "merge");
+    let msg = expect_invalid(db.merge_opt(&w, b"k", &1u64.to_le_bytes()), "merge");
     assert!(msg.contains("merge"), "{msg}");
     let mut b = WriteBatch::new();
     b.put(b"a", b"1").merge(b"k", 1u64.to_le_bytes());
-    expect_invalid(db.write(&w, b), "batch with a merge");
-    assert_eq!(db.get(&ReadOptions::new(), b"a").unwrap(), None, "the batch must not be half-applied");
-    assert_eq!(db.get(&ReadOptions::new(), b"k").unwrap(), None);
+    expect_invalid(db.write_opt(&w, b), "batch with a merge");
+    assert_eq!(db.get(b"a").unwrap(), None, "the batch must not be half-applied");
+    assert_eq!(db.get(b"k").unwrap(), None);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -248,7 +248,7 @@ fn write_small_db(dir: &Path, min_blob_size: usize) -> Vec<(Vec<u8>, Vec<u8>)> {
     let db = Db::open(dir, opts).unwrap();
     let entries: Vec<_> = (0..100).map(|i| (format!("key{i:03}").into_bytes(), vec![b'x'; 300])).collect();
     for (k, v) in &entries {
-        db.put(&WriteOptions::default(), k, v).unwrap();
+        db.put(k, v).unwrap();
     }
     db.flush().unwrap();
     db.close().unwrap();
@@ -283,11 +283,11 @@ fn check_newer_version_refused(dir: &Path, keys: &[(Vec<u8>, Vec<u8>)], what: &s
         }
     };
     for (k, _) in keys.iter().step_by(10) {
-        let r = db.get(&ReadOptions::new(), k);
+        let r = db.get(k);
         assert!(newer_version_ok(&r), "{what}: get returned {r:?}");
     }
     // Creating the iterator may already open the file and fail.
-    let mut it = match db.iter(&ReadOptions::new()) {
+    let mut it = match db.cursor(&ReadOptions::new()) {
         Ok(it) => it,
         Err(e) => {
             assert!(newer_version_ok::<()>(&Err(e.duplicate())), "{what}: iter failed with {e:?}");
@@ -320,4 +320,34 @@ fn blob_file_from_a_newer_format_version_is_refused() {
     // docs/format-blob.md: the version is at offset 8, checked before the header checksum.
     patch_u32(&blob, 8, strata::internal::blob::format::FORMAT_VERSION + 1);
     check_newer_version_refused(dir.path(), &keys, "blob version 2");
+}
+
+/// The empty key is a key, as in LevelDB and RocksDB: the smallest one, through the memtable,
+/// a flush, a compaction, a reopen, iterators in both directions and a merge.
+#[test]
+fn the_empty_key_is_the_smallest_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), opts_with_merge()).unwrap();
+    db.put("", "empty").unwrap();
+    db.put("a", "1").unwrap();
+    assert_eq!(db.get("").unwrap(), Some(b"empty".to_vec()));
+    db.flush().unwrap();
+    db.put("", "newer").unwrap();
+    db.compact_range(None, None).unwrap();
+    db.close().unwrap();
+
+    let db = Db::open(dir.path(), opts_with_merge()).unwrap();
+    assert_eq!(db.get(b"").unwrap(), Some(b"newer".to_vec()));
+    let keys: Vec<Vec<u8>> = db.iter().map(|kv| kv.unwrap().0).collect();
+    assert_eq!(keys, [b"".to_vec(), b"a".to_vec()]);
+    let mut it = db.cursor(&strata::ReadOptions::new()).unwrap();
+    it.seek_to_last();
+    it.prev();
+    assert!(it.valid() && it.key().is_empty());
+    it.seek(b"");
+    assert!(it.valid() && it.key().is_empty());
+    db.delete("").unwrap();
+    assert_eq!(db.get("").unwrap(), None);
+    db.merge("", 5u64.to_le_bytes()).unwrap();
+    assert_eq!(db.get("").unwrap(), Some(5u64.to_le_bytes().to_vec()));
 }

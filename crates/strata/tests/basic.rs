@@ -8,7 +8,7 @@ fn opts() -> Options {
 }
 
 fn collect(db: &Db, ro: &ReadOptions) -> Vec<(Vec<u8>, Vec<u8>)> {
-    let mut it = db.iter(ro).unwrap();
+    let mut it = db.cursor(ro).unwrap();
     it.seek_to_first();
     let mut out = Vec::new();
     while it.valid() {
@@ -28,20 +28,20 @@ fn put_get_delete_survive_flush_compaction_and_reopen() {
         let db = Db::open(dir.path(), opts()).unwrap();
         for i in 0..5000u32 {
             let v = vec![(i % 251) as u8; if i % 3 == 0 { 400 } else { 20 }];
-            db.put(&w, format!("key{i:06}").as_bytes(), &v).unwrap();
+            db.put_opt(&w, format!("key{i:06}").as_bytes(), &v).unwrap();
         }
         for i in (0..5000u32).step_by(7) {
-            db.delete(&w, format!("key{i:06}").as_bytes()).unwrap();
+            db.delete_opt(&w, format!("key{i:06}").as_bytes()).unwrap();
         }
         db.flush().unwrap();
         db.compact_range(None, None).unwrap();
-        assert_eq!(db.get(&r, b"key000001").unwrap().unwrap(), vec![1u8; 20]);
-        assert_eq!(db.get(&r, b"key000003").unwrap().unwrap(), vec![3u8; 400]);
-        assert_eq!(db.get(&r, b"key000007").unwrap(), None);
+        assert_eq!(db.get_opt(&r, b"key000001").unwrap().unwrap(), vec![1u8; 20]);
+        assert_eq!(db.get_opt(&r, b"key000003").unwrap().unwrap(), vec![3u8; 400]);
+        assert_eq!(db.get_opt(&r, b"key000007").unwrap(), None);
     }
     let db = Db::open(dir.path(), opts()).unwrap();
-    assert_eq!(db.get(&r, b"key000003").unwrap().unwrap(), vec![3u8; 400]);
-    assert_eq!(db.get(&r, b"key000014").unwrap(), None);
+    assert_eq!(db.get_opt(&r, b"key000003").unwrap().unwrap(), vec![3u8; 400]);
+    assert_eq!(db.get_opt(&r, b"key000014").unwrap(), None);
     let all = collect(&db, &r);
     assert_eq!(all.len(), 5000 - 5000usize.div_ceil(7));
 }
@@ -51,16 +51,16 @@ fn unflushed_writes_are_recovered_from_the_wal() {
     let dir = tempfile::tempdir().unwrap();
     {
         let db = Db::open(dir.path(), opts()).unwrap();
-        db.put(&WriteOptions::default(), b"a", b"1").unwrap();
+        db.put(b"a", b"1").unwrap();
         let mut b = WriteBatch::new();
         b.put(b"b", b"2").delete(b"a").merge(b"c", 5u64.to_le_bytes());
-        db.write(&WriteOptions { sync: true, disable_wal: false }, b).unwrap();
+        db.write_opt(&WriteOptions { sync: true, disable_wal: false }, b).unwrap();
     }
     let db = Db::open(dir.path(), opts()).unwrap();
     let r = ReadOptions::new();
-    assert_eq!(db.get(&r, b"a").unwrap(), None);
-    assert_eq!(db.get(&r, b"b").unwrap().unwrap(), b"2");
-    assert_eq!(db.get(&r, b"c").unwrap().unwrap(), 5u64.to_le_bytes());
+    assert_eq!(db.get_opt(&r, b"a").unwrap(), None);
+    assert_eq!(db.get_opt(&r, b"b").unwrap().unwrap(), b"2");
+    assert_eq!(db.get_opt(&r, b"c").unwrap().unwrap(), 5u64.to_le_bytes());
 }
 
 #[test]
@@ -69,16 +69,16 @@ fn snapshots_iterators_and_bounds() {
     let db = Db::open(dir.path(), opts()).unwrap();
     let w = WriteOptions::default();
     for k in ["a", "b", "c", "d", "e"] {
-        db.put(&w, k.as_bytes(), b"old").unwrap();
+        db.put_opt(&w, k.as_bytes(), b"old").unwrap();
     }
     let snap = db.snapshot();
-    db.put(&w, b"c", b"new").unwrap();
-    db.delete(&w, b"d").unwrap();
+    db.put_opt(&w, b"c", b"new").unwrap();
+    db.delete_opt(&w, b"d").unwrap();
     db.flush().unwrap();
 
     let mut at = ReadOptions::new();
     at.snapshot = Some(snap);
-    assert_eq!(db.get(&at, b"c").unwrap().unwrap(), b"old");
+    assert_eq!(db.get_opt(&at, b"c").unwrap().unwrap(), b"old");
     assert_eq!(collect(&db, &at).len(), 5);
     assert_eq!(collect(&db, &ReadOptions::new()).len(), 4);
 
@@ -88,7 +88,7 @@ fn snapshots_iterators_and_bounds() {
     let keys: Vec<_> = collect(&db, &bounded).into_iter().map(|(k, _)| k).collect();
     assert_eq!(keys, vec![b"b".to_vec(), b"c".to_vec()]);
 
-    let mut it = db.iter(&ReadOptions::new()).unwrap();
+    let mut it = db.cursor(&ReadOptions::new()).unwrap();
     it.seek_to_last();
     assert_eq!(it.key(), b"e");
     it.prev();
@@ -106,13 +106,13 @@ fn merges_fold_across_flushes() {
     let w = WriteOptions::default();
     for round in 0..10u64 {
         for k in 0..100u64 {
-            db.merge(&w, format!("counter{k}").as_bytes(), &(round + 1).to_le_bytes()).unwrap();
+            db.merge_opt(&w, format!("counter{k}").as_bytes(), &(round + 1).to_le_bytes()).unwrap();
         }
         if round % 3 == 0 {
             db.flush().unwrap();
         }
     }
     db.compact_range(None, None).unwrap();
-    let v = db.get(&ReadOptions::new(), b"counter42").unwrap().unwrap();
+    let v = db.get(b"counter42").unwrap().unwrap();
     assert_eq!(u64::from_le_bytes(v.try_into().unwrap()), 55);
 }

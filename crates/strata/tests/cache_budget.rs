@@ -2,7 +2,7 @@
 //! the cached data blocks: `strata.block-cache-pinned-usage` reports the tables' share, the
 //! blocks are evicted to fit beside it, and the charge goes when the tables do.
 
-use strata::{Db, Options, ReadOptions, WriteOptions};
+use strata::{Db, Options};
 
 const KEYS: u32 = 60_000;
 const CACHE: usize = 1 << 20;
@@ -23,7 +23,7 @@ fn options(cache_size: usize) -> Options {
 fn filled(dir: &std::path::Path, cache_size: usize) -> Db {
     let db = Db::open(dir, options(cache_size)).unwrap();
     for i in 0..KEYS {
-        db.put(&WriteOptions::default(), &key(i), &[i as u8; 100]).unwrap();
+        db.put(key(i), [i as u8; 100]).unwrap();
     }
     db.flush().unwrap();
     db.compact_range(None, None).unwrap();
@@ -38,14 +38,14 @@ fn open_tables_index_and_filter_are_charged_to_the_block_cache() {
     let pinned = property(&db, "strata.block-cache-pinned-usage");
     assert!(pinned > 75_000, "pinned {pinned}");
     for i in 0..KEYS {
-        assert!(db.get(&ReadOptions::default(), &key(i)).unwrap().is_some());
+        assert!(db.get(key(i)).unwrap().is_some());
     }
     let usage = property(&db, "strata.block-cache-usage");
     assert!(usage > 0, "reads went through the cache");
     assert!(usage + pinned <= CACHE, "blocks {usage} + pinned {pinned} > capacity {CACHE}");
 
     for i in 0..KEYS {
-        db.delete(&WriteOptions::default(), &key(i)).unwrap();
+        db.delete(key(i)).unwrap();
     }
     db.flush().unwrap();
     db.compact_range(None, None).unwrap();
@@ -58,5 +58,5 @@ fn a_disabled_cache_charges_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let db = filled(dir.path(), 0);
     assert_eq!(property(&db, "strata.block-cache-pinned-usage"), 0);
-    assert_eq!(db.get(&ReadOptions::default(), &key(7)).unwrap(), Some(vec![7u8; 100]));
+    assert_eq!(db.get(key(7)).unwrap(), Some(vec![7u8; 100]));
 }

@@ -26,7 +26,7 @@ fn options() -> Options {
 }
 
 fn contents(db: &Db) -> Model {
-    let mut it = db.iter(&ReadOptions::new()).unwrap();
+    let mut it = db.cursor(&ReadOptions::new()).unwrap();
     it.seek_to_first();
     let mut out = Model::new();
     while it.valid() {
@@ -44,7 +44,7 @@ fn random_writes(db: &Db, model: &mut Model, rng: &mut Rng, n: usize) {
         let opts = WriteOptions { sync: false, disable_wal: rng.below(4) == 0 };
         match rng.below(10) {
             0 => {
-                db.delete(&opts, &key).unwrap();
+                db.delete_opt(&opts, &key).unwrap();
                 model.remove(&key);
             }
             1 => {
@@ -54,12 +54,12 @@ fn random_writes(db: &Db, model: &mut Model, rng: &mut Rng, n: usize) {
                     batch.put(&k, &k);
                     model.insert(k.clone(), k);
                 }
-                db.write(&opts, batch).unwrap();
+                db.write_opt(&opts, batch).unwrap();
             }
             _ => {
                 let len = if rng.below(2) == 0 { 20 } else { 500 };
                 let value = vec![b'a' + rng.below(26) as u8; len];
-                db.put(&opts, &key, &value).unwrap();
+                db.put_opt(&opts, &key, &value).unwrap();
                 model.insert(key, value);
             }
         }
@@ -88,7 +88,7 @@ fn checkpoints_hold_exactly_the_writes_before_them_while_the_source_moves_on() {
         let copy = Db::open(target, options()).unwrap();
         assert_eq!(&contents(&copy), expected, "{}", target.display());
         for (k, v) in expected.iter().step_by(37) {
-            assert_eq!(copy.get(&ReadOptions::new(), k).unwrap().as_ref(), Some(v));
+            assert_eq!(copy.get(k).unwrap().as_ref(), Some(v));
         }
         // A checkpoint lives on by itself: its new files never collide with the ones it has.
         let (mut own, mut rng) = (expected.clone(), Rng::new(11));
@@ -140,7 +140,7 @@ fn a_checkpoint_taken_while_writers_run_holds_every_earlier_write() {
         let (db, acked) = (db.clone(), Arc::clone(&acked));
         std::thread::spawn(move || {
             for i in 0..20_000u64 {
-                db.put(&WriteOptions::default(), &i.to_be_bytes(), &[1; 100]).unwrap();
+                db.put(i.to_be_bytes(), [1; 100]).unwrap();
                 acked.store(i + 1, Ordering::Release);
             }
         })
@@ -162,7 +162,7 @@ fn a_checkpoint_taken_while_writers_run_holds_every_earlier_write() {
 fn bad_targets_and_read_only_handles_are_refused() {
     let dir = tempfile::tempdir().unwrap();
     let db = Db::open(dir.path().join("db"), options()).unwrap();
-    db.put(&WriteOptions::default(), b"k", b"v").unwrap();
+    db.put(b"k", b"v").unwrap();
     std::fs::create_dir(dir.path().join("taken")).unwrap();
     assert!(matches!(db.checkpoint(dir.path().join("taken")), Err(Error::InvalidArgument(_))));
     assert!(matches!(db.checkpoint(dir.path().join("db")), Err(Error::InvalidArgument(_))));

@@ -70,7 +70,7 @@ fn check_gets(db: &Db, expected: &Entries, is_damaged: &dyn Fn(&[u8]) -> bool, c
     let r = ReadOptions::new();
     let mut failed = 0;
     for (k, v) in expected {
-        let got = db.get(&r, k);
+        let got = db.get_opt(&r, k);
         if is_damaged(k) {
             expect_corruption(got, &format!("{case}: get {:?}", String::from_utf8_lossy(k)));
             failed += 1;
@@ -90,7 +90,7 @@ fn check_gets(db: &Db, expected: &Entries, is_damaged: &dyn Fn(&[u8]) -> bool, c
 
 /// A full scan in one direction; returns what it yielded and the final status.
 fn scan(db: &Db, reverse: bool) -> (Entries, strata::Result<()>) {
-    let mut it = db.iter(&ReadOptions::new()).unwrap();
+    let mut it = db.cursor(&ReadOptions::new()).unwrap();
     if reverse {
         it.seek_to_last();
     } else {
@@ -212,7 +212,7 @@ fn sst_corruption(compression: Compression) {
         let db = Db::open(&pristine, opts()).unwrap();
         let w = WriteOptions::default();
         for (k, v) in &expected {
-            db.put(&w, k, v).unwrap();
+            db.put_opt(&w, k, v).unwrap();
         }
         db.compact_range(None, None).unwrap();
         db.close().unwrap();
@@ -279,7 +279,7 @@ fn sst_corruption(compression: Compression) {
             matches!(r, Err(Error::Corruption(_) | Error::UnsupportedVersion { .. }))
         };
         for (k, _) in expected.iter().step_by(97) {
-            let r = db.get(&ReadOptions::new(), k);
+            let r = db.get(k);
             assert!(bad(&r.as_ref().map(|_| ()).map_err(Error::duplicate)), "{case}: get returned {r:?}");
         }
         for reverse in [false, true] {
@@ -336,7 +336,7 @@ fn blob_corruption(compression: Compression, compressible: bool) {
         let db = Db::open(&pristine, opts()).unwrap();
         let w = WriteOptions::default();
         for (k, v) in &expected {
-            db.put(&w, k, v).unwrap();
+            db.put_opt(&w, k, v).unwrap();
         }
         db.flush().unwrap();
         db.close().unwrap();
@@ -382,7 +382,7 @@ fn blob_corruption(compression: Compression, compressible: bool) {
         flip_byte(&dir.join(&blob_name), pos, 0x40);
         let db = Db::open(&dir, opts()).unwrap_or_else(|e| panic!("{case}: open failed: {e}"));
         for (k, _) in expected.iter().step_by(50) {
-            match db.get(&ReadOptions::new(), k) {
+            match db.get(k) {
                 Err(Error::Corruption(_) | Error::UnsupportedVersion { .. }) => {}
                 other => panic!("{case}: expected Corruption, got {other:?}"),
             }
@@ -465,7 +465,7 @@ fn write_wal(dir: &Path, expected: &Entries) -> (PathBuf, Vec<LogRecord>) {
         let db = Db::open(dir, wal_opts()).unwrap();
         let sync = WriteOptions { sync: true, disable_wal: false };
         for (k, v) in expected {
-            db.put(&sync, k, v).unwrap();
+            db.put_opt(&sync, k, v).unwrap();
         }
         drop(db);
     }
@@ -504,7 +504,7 @@ fn wal_mid_log_damage_fails_open_unless_skipping() {
     let db = Db::open(dir.path(), skipping).unwrap();
     let ro = ReadOptions::new();
     for (i, (k, v)) in expected.iter().enumerate() {
-        let got = db.get(&ro, k).unwrap();
+        let got = db.get_opt(&ro, k).unwrap();
         if i == damaged {
             assert_eq!(got, None, "the damaged record must be dropped, not misread");
         } else {
@@ -537,9 +537,9 @@ fn wal_torn_tail_keeps_every_earlier_record() {
         let db = Db::open(&copy, wal_opts()).unwrap_or_else(|e| panic!("{case}: {e}"));
         let ro = ReadOptions::new();
         for (k, v) in &expected[..expected.len() - 1] {
-            assert_eq!(db.get(&ro, k).unwrap().as_ref(), Some(v), "{case}");
+            assert_eq!(db.get_opt(&ro, k).unwrap().as_ref(), Some(v), "{case}");
         }
-        assert_eq!(db.get(&ro, &expected.last().unwrap().0).unwrap(), None, "{case}");
+        assert_eq!(db.get_opt(&ro, &expected.last().unwrap().0).unwrap(), None, "{case}");
         check_scans(&db, &expected[..expected.len() - 1].to_vec(), None, None, &case);
     }
 }
@@ -558,7 +558,7 @@ fn flushed_db(dir: &Path) -> Entries {
         for i in 0..50 {
             let k = format!("m{round}-{i:03}").into_bytes();
             let v = vec![b'a' + (i % 26) as u8; if i % 2 == 0 { 10 } else { 100 }];
-            db.put(&w, &k, &v).unwrap();
+            db.put_opt(&w, &k, &v).unwrap();
             expected.push((k, v));
         }
         db.flush().unwrap();
@@ -693,7 +693,7 @@ fn a_manifest_with_families_is_refused_by_a_decoder_without_them() {
             .unwrap();
     for name in ["default", "a", "b"] {
         let cf = db.cf(name).unwrap();
-        db.put_cf(&cf, &WriteOptions::default(), b"k", name.as_bytes()).unwrap();
+        db.put_cf(&cf, b"k", name.as_bytes()).unwrap();
     }
     db.flush_cf(&db.cf("a").unwrap()).unwrap();
     // With `a` empty now, the default family's flush carries `a`'s log number in a group.

@@ -65,7 +65,7 @@ fn batch(i: usize, value_len: usize) -> Vec<Mutation> {
 fn write(db: &Db, h: &mut History, n: usize, value_len: usize, opts: &WriteOptions) {
     for _ in 0..n {
         let i = h.push(batch(h.len(), value_len));
-        db.write(opts, h.write_batch(i)).unwrap_or_else(|e| panic!("batch {i}: {e}"));
+        db.write_opt(opts, h.write_batch(i)).unwrap_or_else(|e| panic!("batch {i}: {e}"));
     }
 }
 
@@ -293,7 +293,7 @@ fn write_families(db: &Db, expected: &mut FamilyState, names: &[&str], i: usize)
         batch.put_cf(&cf, &key, &value);
         expected.insert((name.to_string(), key), value.into_bytes());
     }
-    db.write(&SYNC, batch).unwrap();
+    db.write_opt(&SYNC, batch).unwrap();
 }
 
 /// Every family's keys and values.
@@ -301,7 +301,7 @@ fn family_state(db: &Db) -> strata::Result<FamilyState> {
     let mut state = FamilyState::new();
     for name in db.cf_names() {
         let cf = db.cf(&name).expect("a live family");
-        let mut it = db.iter_cf(&cf, &strata::ReadOptions::new())?;
+        let mut it = db.cursor_cf(&cf, &strata::ReadOptions::new())?;
         it.seek_to_first();
         while it.valid() {
             state.insert((name.clone(), it.key().to_vec()), it.value().to_vec());

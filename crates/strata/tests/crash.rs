@@ -53,7 +53,7 @@ fn crash_child() {
         for j in 0..KEYS_PER_BATCH {
             b.put(batch_key(cycle, batch, j), batch_value(cycle, batch, j));
         }
-        db.write(&sync, b).unwrap();
+        db.write_opt(&sync, b).unwrap();
         // The harness may print "test crash_child ... " on the same line first: the parent looks
         // for the marker anywhere in a line.
         println!("<ack {batch}>");
@@ -76,7 +76,7 @@ fn recovered_batches(db: &Db, cycle: u32, upper: u32) -> u32 {
     let mut ended = false;
     for batch in 0..upper {
         let got: Vec<bool> = (0..KEYS_PER_BATCH)
-            .map(|j| match db.get(&r, &batch_key(cycle, batch, j)).unwrap() {
+            .map(|j| match db.get_opt(&r, &batch_key(cycle, batch, j)).unwrap() {
                 Some(v) => {
                     assert_eq!(v, batch_value(cycle, batch, j), "wrong value in cycle {cycle} batch {batch}");
                     true

@@ -65,12 +65,12 @@ fn power_loss_case(seed: u64) -> CaseStats {
         }
         let sync = rng.percent(30);
         let b = h.push(random_batch(&mut rng, i));
-        match db.write(if sync { &SYNC } else { &NO_SYNC }, h.write_batch(b)) {
+        match db.write_opt(if sync { &SYNC } else { &NO_SYNC }, h.write_batch(b)) {
             Ok(()) if sync => floor = h.len(),
             Ok(()) => {}
             Err(_) => {
                 // Once a write failed, the database must refuse the next one without writing it.
-                let next = db.put(&NO_SYNC, b"refused", b"x");
+                let next = db.put_opt(&NO_SYNC, b"refused", b"x");
                 assert!(next.is_err(), "seed {seed}: a write after a failed write succeeded");
                 break;
             }
@@ -94,7 +94,8 @@ fn power_loss_case(seed: u64) -> CaseStats {
     if seed % 4 == 1 {
         // Recovery itself must be crash-safe: write after it, crash again, recover again.
         let extra = random_batch(&mut rng, h.len());
-        db.write(&SYNC, write_batch(&extra)).unwrap_or_else(|e| panic!("{ctx}: write after recovery: {e}"));
+        db.write_opt(&SYNC, write_batch(&extra))
+            .unwrap_or_else(|e| panic!("{ctx}: write after recovery: {e}"));
         let again = image.crash_clone(CrashMode::Seeded(seed ^ 0xABCD));
         drop(db);
         let mut expected = h.state_after(recovered);
@@ -291,7 +292,7 @@ fn failed_background_compaction_is_reported_and_writes_stop() {
     let mut acked = 0;
     for i in 0..2000 {
         let b = h.push(random_batch(&mut rng, i));
-        if db.write(&SYNC, h.write_batch(b)).is_err() {
+        if db.write_opt(&SYNC, h.write_batch(b)).is_err() {
             break;
         }
         acked = h.len();
@@ -366,7 +367,7 @@ fn enospc_in_the_wal_fails_writes_and_keeps_acknowledged_ones() {
     let mut acked = h.len();
     let err = loop {
         let b = h.push(random_batch(&mut rng, h.len()));
-        match db.write(&SYNC, h.write_batch(b)) {
+        match db.write_opt(&SYNC, h.write_batch(b)) {
             Ok(()) => acked = h.len(),
             Err(e) => break e,
         }
@@ -406,7 +407,7 @@ fn torn_case(keep: usize, big: bool) {
     } else {
         h.push(random_batch(&mut rng, 30))
     };
-    assert!(db.write(&SYNC, h.write_batch(torn)).is_err(), "{ctx}: torn write succeeded");
+    assert!(db.write_opt(&SYNC, h.write_batch(torn)).is_err(), "{ctx}: torn write succeeded");
     let landed = mem.contents(&wal).unwrap().len() - before;
     assert!(landed <= keep, "{ctx}: {landed} bytes landed");
     let images = [
@@ -430,7 +431,7 @@ fn torn_case(keep: usize, big: bool) {
         let db = open(Arc::new(image.clone()), &ctx);
         check_exact(&db, &h.state_after(30), &ctx);
         // The torn tail must not poison later writes or recoveries.
-        db.put(&SYNC, b"later", b"write").unwrap();
+        db.put_opt(&SYNC, b"later", b"write").unwrap();
         drop(db);
         let db = open(Arc::new(image.crash_clone(CrashMode::DropUnsynced)), &ctx);
         let mut expected = h.state_after(30);
@@ -501,7 +502,7 @@ fn failed_wal_create_or_current_rename_fails_open_without_losing_data() {
         assert!(Db::open(dir(), options(Arc::new(fault.clone()))).is_err(), "{ctx}: new database opened");
         fault.clear();
         let db = open(Arc::new(fault.clone()), &ctx);
-        db.put(&SYNC, b"k", b"v").unwrap();
+        db.put_opt(&SYNC, b"k", b"v").unwrap();
         drop(db);
         reopen_and_check(Arc::new(fault.clone()), &Kv::from([(b"k".to_vec(), b"v".to_vec())]), &ctx);
         // An existing database with a WAL to replay.
@@ -606,7 +607,7 @@ fn a_slow_obsolete_file_deletion_is_logged() {
     let log = || String::from_utf8(mem.contents(&dir().join("LOG")).unwrap()).unwrap();
     for round in 0..3u8 {
         for i in 0..200u32 {
-            db.put(&NO_SYNC, format!("key{i:05}").as_bytes(), &[round; 300]).unwrap();
+            db.put_opt(&NO_SYNC, format!("key{i:05}").as_bytes(), &[round; 300]).unwrap();
         }
         db.flush().unwrap();
     }
@@ -627,7 +628,7 @@ fn a_slow_manifest_write_is_logged() {
     let mem = MemFs::new();
     let fault = FaultFs::new(Arc::new(mem.clone()));
     let db = Db::open(dir(), options(Arc::new(fault.clone()))).unwrap();
-    db.put(&NO_SYNC, b"k", b"v").unwrap();
+    db.put_opt(&NO_SYNC, b"k", b"v").unwrap();
     fault.set_sync_latency(Duration::from_millis(60));
     db.flush().unwrap();
     fault.set_sync_latency(Duration::ZERO);

@@ -14,7 +14,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use strata::fs::FileSystem;
-use strata::{Db, Error, Options, ReadOptions, WriteOptions};
+use strata::{Db, Error, Options, WriteOptions};
 use strata_testkit::{
     dump, watch_background_panics, CrashMode, FaultFs, History, MemFs, Op, Rng, Rule, When,
 };
@@ -37,7 +37,8 @@ fn failed_wal_sync_fails_the_write_and_makes_the_database_read_only() {
     write_batches(&db, &mut h, &mut rng, 40, &SYNC);
     fault.add_rule(Rule::new(Op::Sync).on_path(".log"));
     let failed = h.push(random_batch(&mut rng, 40));
-    let e = db.write(&SYNC, h.write_batch(failed)).expect_err("the write whose WAL sync failed succeeded");
+    let e =
+        db.write_opt(&SYNC, h.write_batch(failed)).expect_err("the write whose WAL sync failed succeeded");
     assert!(io_kind(&e).is_some(), "expected the IO error, got {e:?}");
     assert_eq!(fault.injected().len(), 1);
     assert_read_only(&db, "after a failed WAL sync");
@@ -64,7 +65,7 @@ fn failed_wal_write_fails_the_write_and_later_writes_get_background_errors() {
     write_batches(&db, &mut h, &mut rng, 25, &NO_SYNC);
     fault.add_rule(Rule::new(Op::Write).on_path(".log"));
     let failed = h.push(random_batch(&mut rng, 25));
-    assert!(db.write(&NO_SYNC, h.write_batch(failed)).is_err());
+    assert!(db.write_opt(&NO_SYNC, h.write_batch(failed)).is_err());
     assert_read_only(&db, "after a failed WAL write");
     check_exact(&db, &h.state_after(25), "reads after a failed WAL write");
     drop(db);
@@ -137,7 +138,7 @@ fn concurrent_synced_writers_keep_every_acknowledged_write_through_power_loss() 
                 scope.spawn(move || {
                     let mut i = 0;
                     while !stop.load(Relaxed) {
-                        db.put(&SYNC, &writer_key(t, i), &writer_value(t, i)).unwrap();
+                        db.put_opt(&SYNC, &writer_key(t, i), &writer_value(t, i)).unwrap();
                         i += 1;
                         acked[t].store(i, Relaxed);
                     }
@@ -165,14 +166,14 @@ fn concurrent_synced_writers_keep_every_acknowledged_write_through_power_loss() 
 fn writers_arriving_during_a_solo_write_wait_for_it_and_commit_as_one_group() {
     let fault = FaultFs::new(Arc::new(MemFs::new()));
     let db = Arc::new(open(Arc::new(fault.clone()), "open"));
-    db.put(&SYNC, b"warm", b"up").unwrap();
+    db.put_opt(&SYNC, b"warm", b"up").unwrap();
     fault.set_sync_latency(Duration::from_millis(200));
     let syncs_before = db.stats().wal_syncs.load(Relaxed);
     let (done_tx, done_rx) = std::sync::mpsc::channel();
     let write = |key: &'static [u8]| {
         let (db, done) = (Arc::clone(&db), done_tx.clone());
         // Not scoped: a writer that is never woken must fail the test, not hang it.
-        std::thread::spawn(move || done.send(db.put(&SYNC, key, b"v")).unwrap());
+        std::thread::spawn(move || done.send(db.put_opt(&SYNC, key, b"v")).unwrap());
     };
     write(b"solo");
     // The solo writer is now inside its 200 ms sync; these two find it busy and queue.
@@ -190,7 +191,7 @@ fn writers_arriving_during_a_solo_write_wait_for_it_and_commit_as_one_group() {
         "one sync for the solo write, one for the group of the two queued writes"
     );
     for key in [&b"solo"[..], b"queued-a", b"queued-b"] {
-        assert!(db.get(&ReadOptions::default(), key).unwrap().is_some(), "{key:?} lost");
+        assert!(db.get(key).unwrap().is_some(), "{key:?} lost");
     }
 }
 
@@ -205,7 +206,7 @@ fn synced_writers_that_keep_writing_share_one_sync_per_round() {
     const THREADS: usize = 4;
     let fault = FaultFs::new(Arc::new(MemFs::new()));
     let db = open(Arc::new(fault.clone()), "open");
-    db.put(&SYNC, b"warm", b"up").unwrap();
+    db.put_opt(&SYNC, b"warm", b"up").unwrap();
     // Long enough that every writer is back and queued before a sync ends.
     fault.set_sync_latency(Duration::from_millis(5));
     let syncs_before = db.stats().wal_syncs.load(Relaxed);
@@ -214,7 +215,7 @@ fn synced_writers_that_keep_writing_share_one_sync_per_round() {
             let db = &db;
             scope.spawn(move || {
                 for i in 0..ROUNDS {
-                    db.put(&SYNC, &writer_key(t, i), &writer_value(t, i)).unwrap();
+                    db.put_opt(&SYNC, &writer_key(t, i), &writer_value(t, i)).unwrap();
                 }
             });
         }
@@ -229,7 +230,7 @@ fn synced_writers_that_keep_writing_share_one_sync_per_round() {
     );
     for t in 0..THREADS {
         for i in 0..ROUNDS {
-            assert_eq!(db.get(&ReadOptions::default(), &writer_key(t, i)).unwrap(), Some(writer_value(t, i)));
+            assert_eq!(db.get(writer_key(t, i)).unwrap(), Some(writer_value(t, i)));
         }
     }
 }
@@ -253,8 +254,8 @@ fn queued_writers_are_woken_whether_they_spin_or_block() {
                 let (db, done) = (Arc::clone(&db), done_tx.clone());
                 // Not scoped: a writer that is never woken must fail the test, not hang it.
                 std::thread::spawn(move || {
-                    let result =
-                        (0..WRITES).try_for_each(|i| db.put(&opts, &writer_key(t, i), &writer_value(t, i)));
+                    let result = (0..WRITES)
+                        .try_for_each(|i| db.put_opt(&opts, &writer_key(t, i), &writer_value(t, i)));
                     done.send(result).unwrap();
                 });
             }
@@ -284,9 +285,9 @@ fn a_failed_sync_among_concurrent_writers_fails_every_group_behind_it() {
             let (db, acked) = (&db, &acked);
             scope.spawn(move || {
                 for i in 0.. {
-                    if db.put(&SYNC, &writer_key(t, i), &writer_value(t, i)).is_err() {
+                    if db.put_opt(&SYNC, &writer_key(t, i), &writer_value(t, i)).is_err() {
                         // Once one write fails, every later one does.
-                        assert!(db.put(&SYNC, &writer_key(t, i), &writer_value(t, i)).is_err());
+                        assert!(db.put_opt(&SYNC, &writer_key(t, i), &writer_value(t, i)).is_err());
                         return;
                     }
                     acked[t].store(i + 1, Relaxed);
@@ -448,7 +449,7 @@ fn a_failed_sync_of_a_closed_wal_fails_the_synced_write_before_it_is_written() {
     let name = old.file_name().unwrap().to_string_lossy().into_owned();
     c.fault.add_rule(Rule::new(Op::Sync).on_path(&name));
     let refused = c.h.push(random_batch(&mut c.rng, before));
-    let e = c.db.write(&SYNC, c.h.write_batch(refused)).expect_err("the synced write succeeded");
+    let e = c.db.write_opt(&SYNC, c.h.write_batch(refused)).expect_err("the synced write succeeded");
     assert_eq!(
         c.fault.injected_paths(),
         vec![old.clone()],

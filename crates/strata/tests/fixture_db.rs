@@ -219,7 +219,7 @@ fn copy_of_fixture() -> tempfile::TempDir {
 }
 
 fn forward(db: &Db) -> Vec<(Vec<u8>, Vec<u8>)> {
-    let mut it = db.iter(&ReadOptions::new()).expect("an iterator");
+    let mut it = db.cursor(&ReadOptions::new()).expect("an iterator");
     let mut out = Vec::new();
     it.seek_to_first();
     while it.valid() {
@@ -231,7 +231,7 @@ fn forward(db: &Db) -> Vec<(Vec<u8>, Vec<u8>)> {
 }
 
 fn backward(db: &Db) -> Vec<(Vec<u8>, Vec<u8>)> {
-    let mut it = db.iter(&ReadOptions::new()).expect("an iterator");
+    let mut it = db.cursor(&ReadOptions::new()).expect("an iterator");
     let mut out = Vec::new();
     it.seek_to_last();
     while it.valid() {
@@ -253,16 +253,21 @@ fn check_contents(db: &Db) {
     assert_eq!(backward(db), reversed, "backward iteration");
     let read = ReadOptions::new();
     for (k, v) in &expected {
-        assert_eq!(db.get(&read, k).expect("get").as_ref(), Some(v), "get {}", String::from_utf8_lossy(k));
+        assert_eq!(
+            db.get_opt(&read, k).expect("get").as_ref(),
+            Some(v),
+            "get {}",
+            String::from_utf8_lossy(k)
+        );
     }
     let deleted = written.iter().filter(|k| !expected.contains_key(*k));
     let never: [&[u8]; 6] = [b"a", b"k/", b"k/9999", b"count/0099", b"zzzz", &[0xff, 0x00]];
     let absent: Vec<&[u8]> = deleted.map(Vec::as_slice).chain(never).collect();
     assert!(absent.len() > 40, "the fixture deletes keys over older values");
     for k in absent {
-        assert_eq!(db.get(&read, k).expect("get"), None, "absent {}", String::from_utf8_lossy(k));
+        assert_eq!(db.get_opt(&read, k).expect("get"), None, "absent {}", String::from_utf8_lossy(k));
     }
-    let mut it = db.iter(&read).expect("an iterator");
+    let mut it = db.cursor(&read).expect("an iterator");
     for target in [&b"k/0100x"[..], b"blob/", b"count/0020", b"wal", b"\xff"] {
         it.seek(target);
         let want = expected.range(target.to_vec()..).next();
@@ -421,7 +426,7 @@ fn write_phase(db: &Db, phase: &Phase) {
                 Op::Merge(k, operand) => batch.merge(k, operand.to_le_bytes()),
             };
         }
-        db.write(wo, batch).expect("write");
+        db.write_opt(wo, batch).expect("write");
     }
     match phase.then {
         Then::CompactAll => db.compact_range(None, None).expect("compact"),

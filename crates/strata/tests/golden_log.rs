@@ -238,7 +238,7 @@ fn wal_records_after(batches: Vec<(WriteOptions, WriteBatch)>) -> Vec<Vec<u8>> {
     let db_path = dir.path("db");
     let db = Db::open(&db_path, opts).expect("open");
     for (wo, batch) in batches {
-        db.write(&wo, batch).expect("write");
+        db.write_opt(&wo, batch).expect("write");
     }
     let logs: Vec<String> = dir.names(&db_path).into_iter().filter(|n| n.ends_with(".log")).collect();
     assert_eq!(logs.len(), 1, "one WAL in {:?}", dir.names(&db_path));

@@ -203,7 +203,7 @@ impl Fixture {
     }
 
     fn base_iter(&self, cf: usize, b: Bounds) -> strata::DbIterator {
-        self.db.iter_cf(&self.cfs[cf], &read_options(b)).unwrap()
+        self.db.cursor_cf(&self.cfs[cf], &read_options(b)).unwrap()
     }
 }
 
@@ -284,9 +284,9 @@ fn run(ops: Vec<Op>) {
             Op::Db(c, k, write) => {
                 let cf = &fx.cfs[c];
                 match &write {
-                    Write::Put(v) => fx.db.put_cf(cf, &w, &key(k), v),
-                    Write::Delete => fx.db.delete_cf(cf, &w, &key(k)),
-                    Write::Merge(n) => fx.db.merge_cf(cf, &w, &key(k), &n.to_le_bytes()),
+                    Write::Put(v) => fx.db.put_cf_opt(cf, &w, &key(k), v),
+                    Write::Delete => fx.db.delete_cf_opt(cf, &w, &key(k)),
+                    Write::Merge(n) => fx.db.merge_cf_opt(cf, &w, &key(k), &n.to_le_bytes()),
                 }
                 .unwrap();
                 apply(&mut db_model[c], &key(k), &write);
@@ -343,7 +343,7 @@ fn run(ops: Vec<Op>) {
         assert_eq!(wb.len(), bm.log.len());
     }
     let views: Vec<Model> = (0..FAMILIES).map(|c| bm.view(&db_model, c)).collect();
-    fx.db.write(&w, wb.into_batch()).unwrap();
+    fx.db.write_opt(&w, wb.into_batch()).unwrap();
     for (c, view) in views.iter().enumerate() {
         let all = Bounds { lower: None, upper: None, prefix: None };
         scan_both_ways(&fx, &WriteBatchWithIndex::new(), c, all, &bounded(view, all));
@@ -366,11 +366,11 @@ fn direction_changes_across_merged_and_deleted_keys() {
     let fx = Fixture::open();
     let w = WriteOptions::default();
     for (k, n) in [(1u8, 10u64), (2, 20), (3, 30)] {
-        fx.db.put(&w, &key(k), &n.to_le_bytes()).unwrap();
+        fx.db.put_opt(&w, &key(k), &n.to_le_bytes()).unwrap();
     }
     let mut wb = WriteBatchWithIndex::new();
     wb.merge(key(1), 5u64.to_le_bytes()).delete(key(2)).put(key(4), 40u64.to_le_bytes());
-    let mut it = wb.iter_with_base(None, fx.db.iter(&ReadOptions::new()).unwrap());
+    let mut it = wb.iter_with_base(None, fx.db.cursor(&ReadOptions::new()).unwrap());
     it.seek(&key(2));
     assert_eq!((it.key(), as_u64(it.value())), (&key(3)[..], 30));
     it.prev();

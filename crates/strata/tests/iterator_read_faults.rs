@@ -40,17 +40,17 @@ fn setup() -> (Db, FaultFs) {
         for i in (0..KEYS).filter(|i| i % 4 == round) {
             let mut v = vec![0u8; 150];
             Rng::new(u64::from(i)).fill(&mut v);
-            db.put(&w, &key(i), &v).unwrap();
+            db.put_opt(&w, &key(i), &v).unwrap();
         }
         db.flush().unwrap();
     }
     db.compact_range(None, None).unwrap();
     for i in (0..KEYS).step_by(7) {
-        db.put(&w, &key(i), b"l0").unwrap();
+        db.put_opt(&w, &key(i), b"l0").unwrap();
     }
     db.flush().unwrap();
     for i in (0..KEYS).step_by(11) {
-        db.put(&w, &key(i), b"mem").unwrap();
+        db.put_opt(&w, &key(i), b"mem").unwrap();
     }
     (db, fs)
 }
@@ -102,7 +102,7 @@ fn a_bounded_scan_with_a_failed_table_read_stays_in_bounds_or_reports_the_error(
                     upper_bound: Some(key(hi)),
                     ..ReadOptions::new()
                 };
-                let mut it = db.iter(&ro).unwrap();
+                let mut it = db.cursor(&ro).unwrap();
                 if reverse {
                     it.seek_to_last()
                 } else {
@@ -133,7 +133,7 @@ fn a_read_error_before_a_change_of_direction_is_not_forgotten() {
     let mut bad = Vec::new();
     for (start, fwd, back) in [(100u32, 400usize, 300usize), (3000, 50, 100), (5000, 1000, 1000)] {
         let walk = |db: &Db| {
-            let mut it = db.iter(&ReadOptions::new()).unwrap();
+            let mut it = db.cursor(&ReadOptions::new()).unwrap();
             it.seek(&key(start));
             let mut out = Vec::new();
             for i in 0..fwd + back {

@@ -50,7 +50,7 @@ fn kill_point_child() {
     let sync = WriteOptions { sync: true, disable_wal: false };
     for i in 0..20_000u32 {
         let k = key_of(i);
-        db.put(&sync, &key(k), &value(i)).unwrap();
+        db.put_opt(&sync, &key(k), &value(i)).unwrap();
         println!("<ack {k} {i}>");
         if i % 50 == 49 {
             db.flush().unwrap();
@@ -98,7 +98,7 @@ fn check_acked(db: &Db, point: &str, acked: &[(u32, u32)]) {
     let in_flight = acked.last().map_or(0, |&(_, i)| i + 1);
     let in_flight_key = key_of(in_flight);
     for (k, i) in last {
-        let got = db.get(&ReadOptions::new(), &key(k)).unwrap();
+        let got = db.get(&key(k)).unwrap();
         if k == in_flight_key && got == Some(value(in_flight)) {
             continue;
         }

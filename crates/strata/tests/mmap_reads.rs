@@ -11,7 +11,7 @@ use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use strata::{Db, Options, ReadOptions, WriteOptions};
+use strata::{Db, Options, ReadOptions};
 
 const KEYS: u32 = 2_000;
 
@@ -34,7 +34,7 @@ fn value(i: u32) -> Vec<u8> {
 fn filled(dir: &Path, mmap: bool) -> Db {
     let db = Db::open(dir, options(mmap)).unwrap();
     for i in 0..KEYS {
-        db.put(&WriteOptions::default(), &key(i), &value(i)).unwrap();
+        db.put(key(i), value(i)).unwrap();
     }
     db.flush().unwrap();
     drop(db);
@@ -60,7 +60,7 @@ fn mapped_files(dir: &Path) -> Vec<String> {
 
 fn read_all(db: &Db) -> Result<(), strata::Error> {
     for i in 0..KEYS {
-        let got = db.get(&ReadOptions::new(), &key(i))?;
+        let got = db.get(key(i))?;
         assert_eq!(got.as_deref(), Some(&value(i)[..]), "key {i}");
     }
     Ok(())
@@ -81,7 +81,7 @@ fn unmapped_reads_see_every_value_and_map_no_file() {
     let db = filled(dir.path(), false);
     assert!(data_files(dir.path()).iter().any(|p| p.extension().unwrap() == "blob"));
     read_all(&db).unwrap();
-    let mut it = db.iter(&ReadOptions::new()).unwrap();
+    let mut it = db.cursor(&ReadOptions::new()).unwrap();
     it.seek_to_first();
     let mut n = 0;
     while it.valid() {
@@ -133,12 +133,12 @@ fn files_opened_once_the_database_outgrows_the_mapping_limit_are_not_mapped() {
     assert!(!mapped_files(dir.path()).is_empty(), "within the limit: mapped");
     // Grown past the limit: the files a flush writes from now on are read with pread.
     for i in 0..KEYS {
-        db.put(&WriteOptions::default(), &key(KEYS + i), &value(i)).unwrap();
+        db.put(key(KEYS + i), value(i)).unwrap();
     }
     db.flush().unwrap();
     assert_eq!(db.property("strata.mmap-reads").as_deref(), Some("0"));
     let before = mapped_files(dir.path()).len();
-    assert_eq!(db.get(&ReadOptions::new(), &key(2 * KEYS - 1)).unwrap(), Some(value(KEYS - 1)));
+    assert_eq!(db.get(key(2 * KEYS - 1)).unwrap(), Some(value(KEYS - 1)));
     assert_eq!(mapped_files(dir.path()).len(), before, "the new files are not mapped");
     drop(db);
 
@@ -152,10 +152,10 @@ fn a_file_truncated_under_unmapped_reads_is_an_error_not_a_crash() {
     let db = filled(dir.path(), false);
     read_all(&db).unwrap();
     truncate_data_files(dir.path());
-    let errors = (0..KEYS).filter(|&i| db.get(&ReadOptions::new(), &key(i)).is_err()).count();
+    let errors = (0..KEYS).filter(|&i| db.get(key(i)).is_err()).count();
     assert!(errors > 0, "reads of the lost halves must fail");
     // Reads of what is left still work, and the process is alive to say so.
-    assert_eq!(db.get(&ReadOptions::new(), &key(0)).unwrap().as_deref(), Some(&value(0)[..]));
+    assert_eq!(db.get(key(0)).unwrap().as_deref(), Some(&value(0)[..]));
 }
 
 /// The hazard the option removes, shown in a child process: the same damage under mapped
@@ -168,7 +168,7 @@ fn a_file_truncated_under_mapped_reads_kills_the_process_with_sigbus() {
         read_all(&db).unwrap();
         truncate_data_files(&dir);
         // Every key, errors or not, so that the reads reach the lost half of the mapped SST.
-        let errors = (0..KEYS).filter(|&i| db.get(&ReadOptions::new(), &key(i)).is_err()).count();
+        let errors = (0..KEYS).filter(|&i| db.get(key(i)).is_err()).count();
         println!("survived, with {errors} failed reads");
         return;
     }

@@ -78,7 +78,7 @@ fn merged(base: Option<&Vec<u8>>, n: u64) -> Vec<u8> {
 }
 
 fn scan(db: &Db, cf: &ColumnFamily, model: &Model, reverse: bool) {
-    let mut it = db.iter_cf(cf, &ReadOptions::new()).unwrap();
+    let mut it = db.cursor_cf(cf, &ReadOptions::new()).unwrap();
     let mut got = Vec::new();
     if reverse {
         it.seek_to_last();
@@ -113,15 +113,15 @@ fn run(ops: Vec<Op>) {
     for op in ops {
         match op {
             Op::Put(c, k, l) => {
-                db.put_cf(&cfs[c], &w, &key(k), &value(k, l)).unwrap();
+                db.put_cf_opt(&cfs[c], &w, &key(k), &value(k, l)).unwrap();
                 models[c].insert(key(k), value(k, l));
             }
             Op::Delete(c, k) => {
-                db.delete_cf(&cfs[c], &w, &key(k)).unwrap();
+                db.delete_cf_opt(&cfs[c], &w, &key(k)).unwrap();
                 models[c].remove(&key(k));
             }
             Op::Merge(k, n) => {
-                db.merge_cf(&cfs[2], &w, &key(k), &n.to_le_bytes()).unwrap();
+                db.merge_cf_opt(&cfs[2], &w, &key(k), &n.to_le_bytes()).unwrap();
                 let next = merged(models[2].get(&key(k)), n);
                 models[2].insert(key(k), next);
             }
@@ -133,7 +133,7 @@ fn run(ops: Vec<Op>) {
                         None => batch.delete_cf(&cfs[c], key(k)),
                     };
                 }
-                db.write(&w, batch).unwrap();
+                db.write_opt(&w, batch).unwrap();
                 for (c, k, l) in entries {
                     match l {
                         Some(l) => models[c].insert(key(k), value(k, l)),
@@ -142,7 +142,7 @@ fn run(ops: Vec<Op>) {
                 }
             }
             Op::Get(c, k) => {
-                let got = db.get_cf(&cfs[c], &ReadOptions::new(), &key(k)).unwrap();
+                let got = db.get_cf(&cfs[c], key(k)).unwrap();
                 assert_eq!(got.as_ref(), models[c].get(&key(k)), "get {k} in {}", NAMES[c]);
             }
             Op::Scan(c, reverse) => scan(&db, &cfs[c], &models[c], reverse),
@@ -150,7 +150,7 @@ fn run(ops: Vec<Op>) {
             Op::Compact(c) => db.compact_range_cf(&cfs[c], None, None).unwrap(),
             Op::DropAndRecreate => {
                 db.drop_cf(&cfs[3]).unwrap();
-                assert!(db.get_cf(&cfs[3], &ReadOptions::new(), b"k000").is_err());
+                assert!(db.get_cf(&cfs[3], b"k000").is_err());
                 cfs[3] = db.create_cf(NAMES[3], family_options(3)).unwrap();
                 models[3].clear();
             }
@@ -193,11 +193,11 @@ fn wals_shared_by_families_flushed_at_different_times() {
         let k = (i % 300) as u8;
         let v = value(k, 100 + (i % 7) as usize);
         if c == 2 {
-            db.merge_cf(&cfs[2], &w, &key(k), &1u64.to_le_bytes()).unwrap();
+            db.merge_cf_opt(&cfs[2], &w, &key(k), &1u64.to_le_bytes()).unwrap();
             let next = merged(models[2].get(&key(k)), 1);
             models[2].insert(key(k), next);
         } else {
-            db.put_cf(&cfs[c], &w, &key(k), &v).unwrap();
+            db.put_cf_opt(&cfs[c], &w, &key(k), &v).unwrap();
             models[c].insert(key(k), v);
         }
     }
@@ -239,7 +239,7 @@ fn a_rarely_written_family_does_not_keep_every_wal() {
         // Family 1 takes nearly every write; family 3 one in a thousand.
         let c = if i % 1000 == 0 { 3 } else { 1 };
         let k = (i % 250) as u8;
-        db.put_cf(&cfs[c], &w, &key(k), &value(k, 100)).unwrap();
+        db.put_cf_opt(&cfs[c], &w, &key(k), &value(k, 100)).unwrap();
         models[c].insert(key(k), value(k, 100));
         if i % 500 == 0 {
             db.wait_for_compactions(None).unwrap();

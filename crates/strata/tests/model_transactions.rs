@@ -266,14 +266,14 @@ impl Harness {
         let committed = self.model.state.clone();
         let (txn, m) = self.slot(s);
         let got = if blocked {
-            let r = txn.get_for_update_cf(&handle, &ReadOptions::new(), &key);
+            let r = txn.get_for_update_cf(&handle, &key);
             assert!(matches!(r, Err(Error::LockTimeout(_))), "txn {s} get_for_update of a locked key: {r:?}");
             return;
         } else if for_update {
             m.tracked.insert((cf, key.clone()));
-            txn.get_for_update_cf(&handle, &ReadOptions::new(), &key).unwrap()
+            txn.get_for_update_cf(&handle, &key).unwrap()
         } else {
-            txn.get_cf(&handle, &ReadOptions::new(), &key).unwrap()
+            txn.get_cf(&handle, &key).unwrap()
         };
         assert_eq!(
             got.as_ref(),
@@ -307,7 +307,7 @@ impl Harness {
         let handle = self.cfs[cf].clone();
         let committed = self.model.state.clone();
         let (txn, m) = self.slot(s);
-        let mut it = txn.iter_cf(&handle, &ReadOptions::new()).unwrap();
+        let mut it = txn.cursor_cf(&handle, &ReadOptions::new()).unwrap();
         let mut seen = BTreeMap::new();
         it.seek_to_first();
         while it.valid() {
@@ -356,16 +356,16 @@ impl Harness {
         let (handle, key) = (&self.cfs[cf], key(k));
         let db = self.db();
         match w {
-            Write::Put => db.put_cf(handle, &W, &key, &v).unwrap(),
-            Write::Delete => db.delete_cf(handle, &W, &key).unwrap(),
-            Write::Merge => db.merge_cf(handle, &W, &key, &v).unwrap(),
+            Write::Put => db.put_cf_opt(handle, &W, &key, &v).unwrap(),
+            Write::Delete => db.delete_cf_opt(handle, &W, &key).unwrap(),
+            Write::Merge => db.merge_cf_opt(handle, &W, &key, &v).unwrap(),
         }
         self.model.commit(&[(cf, key, w, v)]);
     }
 
     fn db_get(&self, cf: usize, k: u8) {
         let key = key(k);
-        let got = self.db().get_cf(&self.cfs[cf], &ReadOptions::new(), &key).unwrap();
+        let got = self.db().get_cf(&self.cfs[cf], &key).unwrap();
         assert_eq!(got.as_ref(), self.model.state[cf].get(&key), "db get cf{cf} k{k}");
     }
 
@@ -454,17 +454,17 @@ fn a_delete_after_the_snapshot_conflicts_after_a_compaction() {
     let db = Db::open(dir.path(), options()).unwrap();
     let mut txn = db.begin_transaction(&W);
     txn.put(b"k", b"txn").unwrap();
-    db.delete(&W, b"k").unwrap();
+    db.delete_opt(&W, b"k").unwrap();
     db.compact_range(None, None).unwrap();
     assert!(matches!(txn.commit(), Err(Error::Busy(_))));
 
     let mut txn = db.begin_transaction(&W);
-    assert_eq!(txn.get_for_update(&ReadOptions::new(), b"j").unwrap(), None);
-    db.put(&W, b"j", b"other").unwrap();
-    db.delete(&W, b"j").unwrap();
+    assert_eq!(txn.get_for_update(b"j").unwrap(), None);
+    db.put_opt(&W, b"j", b"other").unwrap();
+    db.delete_opt(&W, b"j").unwrap();
     db.flush().unwrap();
     db.compact_range(None, None).unwrap();
     txn.put(b"j", b"txn").unwrap();
     assert!(matches!(txn.commit(), Err(Error::Busy(_))));
-    assert_eq!(db.get(&ReadOptions::new(), b"j").unwrap(), None);
+    assert_eq!(db.get(b"j").unwrap(), None);
 }

@@ -23,11 +23,11 @@ fn answers_as_get_does_across_memtables_files_blobs_and_merges() {
         for _ in 0..800 {
             let key = format!("k{:04}", rng.below(1_000));
             match rng.below(8) {
-                0 => db.delete(&w, key.as_bytes()).unwrap(),
-                1 => db.merge(&w, key.as_bytes(), b"+m").unwrap(),
+                0 => db.delete_opt(&w, key.as_bytes()).unwrap(),
+                1 => db.merge_opt(&w, key.as_bytes(), b"+m").unwrap(),
                 _ => {
                     let len = if rng.below(2) == 0 { 10 } else { 500 };
-                    db.put(&w, key.as_bytes(), &vec![b'a' + round as u8; len]).unwrap();
+                    db.put_opt(&w, key.as_bytes(), &vec![b'a' + round as u8; len]).unwrap();
                 }
             }
         }
@@ -39,19 +39,19 @@ fn answers_as_get_does_across_memtables_files_blobs_and_merges() {
     let refs: Vec<&[u8]> = keys.iter().map(Vec::as_slice).collect();
     let ro = ReadOptions::new();
     for chunk in refs.chunks(37) {
-        let got = db.multi_get(&ro, chunk);
+        let got = db.multi_get_opt(&ro, chunk);
         assert_eq!(got.len(), chunk.len());
         for (k, r) in chunk.iter().zip(got) {
-            assert_eq!(r.unwrap(), db.get(&ro, k).unwrap(), "{}", String::from_utf8_lossy(k));
+            assert_eq!(r.unwrap(), db.get_opt(&ro, k).unwrap(), "{}", String::from_utf8_lossy(k));
         }
     }
-    assert!(db.multi_get(&ro, &[]).is_empty());
+    assert!(db.multi_get_opt(&ro, &[]).is_empty());
     // At a snapshot, as get at that snapshot.
     let snap = db.snapshot();
-    db.put(&w, b"k0001", b"later").unwrap();
+    db.put_opt(&w, b"k0001", b"later").unwrap();
     let at = ReadOptions { snapshot: Some(snap), ..ReadOptions::new() };
-    assert_eq!(db.multi_get(&at, &[b"k0001"])[0].as_ref().unwrap(), &db.get(&at, b"k0001").unwrap());
-    assert_eq!(db.multi_get(&ro, &[b"k0001"])[0].as_ref().unwrap().as_deref(), Some(&b"later"[..]));
+    assert_eq!(db.multi_get_opt(&at, &[b"k0001"])[0].as_ref().unwrap(), &db.get_opt(&at, b"k0001").unwrap());
+    assert_eq!(db.multi_get_opt(&ro, &[b"k0001"])[0].as_ref().unwrap().as_deref(), Some(&b"later"[..]));
 }
 
 /// A writer sets two keys to the same counter in one batch; every multi-get of both sees them
@@ -69,14 +69,14 @@ fn the_keys_of_one_call_are_read_at_one_point_in_time() {
             while !stop.load(Ordering::Relaxed) {
                 let mut batch = WriteBatch::new();
                 batch.put(b"left", i.to_be_bytes()).put(b"right", i.to_be_bytes());
-                db.write(&WriteOptions::default(), batch).unwrap();
+                db.write(batch).unwrap();
                 i += 1;
             }
         })
     };
     let mut distinct = std::collections::HashSet::new();
     for _ in 0..20_000 {
-        let got = db.multi_get(&ReadOptions::new(), &[b"left", b"right"]);
+        let got = db.multi_get([&b"left"[..], b"right"]);
         let (l, r) = (got[0].as_ref().unwrap(), got[1].as_ref().unwrap());
         assert_eq!(l, r);
         distinct.insert(l.clone());

@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use proptest::prelude::*;
-use strata::{Compression, Db, Error, Options, Preset, ReadOptions, WriteOptions};
+use strata::{Compression, Db, Error, Options, Preset, WriteOptions};
 
 fn invalid(r: strata::Result<Options>) -> String {
     match r {
@@ -194,7 +194,7 @@ fn names(dir: &Path) -> Vec<String> {
 fn fill_and_flush(db: &Db, round: u32) {
     let w = WriteOptions::default();
     for i in 0..50u32 {
-        db.put(&w, format!("k{round:03}-{i:03}").as_bytes(), b"value").unwrap();
+        db.put_opt(&w, format!("k{round:03}-{i:03}").as_bytes(), b"value").unwrap();
     }
     db.flush().unwrap();
 }
@@ -286,7 +286,7 @@ fn the_manifest_rolls_at_max_manifest_file_size() {
         let db = Db::open(dir.path(), opts).unwrap();
         for round in 0..12u32 {
             let key = format!("k{round:03}-049");
-            assert_eq!(db.get(&ReadOptions::new(), key.as_bytes()).unwrap().as_deref(), Some(&b"value"[..]));
+            assert_eq!(db.get(key.as_bytes()).unwrap().as_deref(), Some(&b"value"[..]));
         }
     }
 }
@@ -302,7 +302,7 @@ fn info_log_off_and_read_only_opens_write_no_log() {
 
     let before = names(dir.path());
     let ro = Db::open_read_only(dir.path(), Options::default()).unwrap();
-    assert_eq!(ro.get(&ReadOptions::new(), b"k000-001").unwrap().as_deref(), Some(&b"value"[..]));
+    assert_eq!(ro.get(b"k000-001").unwrap().as_deref(), Some(&b"value"[..]));
     assert!(ro.property("strata.prometheus").unwrap().contains("strata_gets_total 1"));
     ro.close().unwrap();
     assert_eq!(names(dir.path()), before);
@@ -314,16 +314,16 @@ fn histograms_count_operations_and_prometheus_names_metrics() {
     let db = Db::open(dir.path(), Options { latency_histograms: true, ..Options::default() }).unwrap();
     let w = WriteOptions::default();
     for i in 0..37u32 {
-        db.put(&w, &i.to_be_bytes(), b"v").unwrap();
+        db.put_opt(&w, &i.to_be_bytes(), b"v").unwrap();
     }
     let mut batch = strata::WriteBatch::new();
     batch.put(b"a", b"1");
     batch.delete(b"b");
-    db.write(&w, batch).unwrap();
+    db.write_opt(&w, batch).unwrap();
     for i in 0..21u32 {
-        db.get(&ReadOptions::new(), &i.to_be_bytes()).unwrap();
+        db.get(i.to_be_bytes()).unwrap();
     }
-    db.get(&ReadOptions::new(), b"missing").unwrap();
+    db.get(b"missing").unwrap();
 
     let stats = db.stats();
     assert_eq!(stats.write_latency.snapshot().count(), 38);
@@ -367,9 +367,9 @@ fn histograms_count_operations_and_prometheus_names_metrics() {
 fn latency_histograms_are_off_by_default_and_say_so() {
     let dir = tempfile::tempdir().unwrap();
     let db = Db::open(dir.path(), Options::default()).unwrap();
-    db.put(&WriteOptions::default(), b"k", b"v").unwrap();
-    assert_eq!(db.get(&ReadOptions::new(), b"k").unwrap().as_deref(), Some(&b"v"[..]));
-    let _ = db.multi_get(&ReadOptions::new(), &[b"k", b"missing"]);
+    db.put(b"k", b"v").unwrap();
+    assert_eq!(db.get(b"k").unwrap().as_deref(), Some(&b"v"[..]));
+    let _ = db.multi_get([&b"k"[..], b"missing"]);
 
     let stats = db.stats();
     assert_eq!(stats.write_latency.snapshot().count(), 0);
@@ -387,7 +387,7 @@ fn latency_histograms_are_off_by_default_and_say_so() {
     // The option string and the OPTIONS file carry it.
     let on = Options::default().with_option_string("latency_histograms=true").unwrap();
     let db = Db::open(dir.path(), on).unwrap();
-    db.get(&ReadOptions::new(), b"k").unwrap();
+    db.get(b"k").unwrap();
     assert_eq!(db.stats().get_latency.snapshot().count(), 1);
 }
 
@@ -404,7 +404,7 @@ fn a_failing_log_never_fails_user_operations() {
         fill_and_flush(&db, round);
     }
     db.compact_range(None, None).unwrap();
-    assert_eq!(db.get(&ReadOptions::new(), b"k002-049").unwrap().as_deref(), Some(&b"value"[..]));
+    assert_eq!(db.get(b"k002-049").unwrap().as_deref(), Some(&b"value"[..]));
     db.close().unwrap();
     assert!(!fault.injected().is_empty());
     // Now the LOG cannot even be rotated or created.

@@ -10,7 +10,7 @@ use std::sync::mpsc;
 use std::sync::Arc;
 use std::time::Duration;
 
-use strata::{Db, Error, Options, ReadOptions, WriteOptions};
+use strata::{Db, Error, Options, WriteOptions};
 use strata_testkit::{FaultFs, MemFs, Op, Rule, When};
 
 const SYNC: WriteOptions = WriteOptions { sync: true, disable_wal: false };
@@ -28,7 +28,7 @@ fn check_acknowledged(mem: &MemFs, acked: &[usize]) {
     let db = open(&FaultFs::new(Arc::new(mem.clone())));
     for (t, &n) in acked.iter().enumerate() {
         for i in 0..n {
-            let got = db.get(&ReadOptions::default(), &key(t, i)).unwrap();
+            let got = db.get(key(t, i)).unwrap();
             assert_eq!(got.as_deref(), Some(&b"v"[..]), "writer {t}'s acknowledged write {i} is lost");
         }
     }
@@ -39,16 +39,16 @@ fn a_lone_write_whose_wal_sync_panics_and_later_writes_fail() {
     let mem = MemFs::new();
     let fault = FaultFs::new(Arc::new(mem.clone()));
     let db = open(&fault);
-    db.put(&SYNC, &key(0, 0), b"v").unwrap();
+    db.put_opt(&SYNC, &key(0, 0), b"v").unwrap();
     fault.add_rule(Rule::new(Op::Sync).on_path(".log").when(When::Nth(1)).panics());
-    let panicked = catch_unwind(AssertUnwindSafe(|| db.put(&SYNC, &key(0, 1), b"v")));
+    let panicked = catch_unwind(AssertUnwindSafe(|| db.put_opt(&SYNC, &key(0, 1), b"v")));
     assert!(panicked.is_err(), "the filesystem's panic goes on in the writer: {panicked:?}");
     fault.clear();
     // The next writer would have waited for the queue forever if the panic had unwound out.
     let (tx, rx) = mpsc::channel();
     let db = Arc::new(db);
     let writer = Arc::clone(&db);
-    let handle = std::thread::spawn(move || tx.send(writer.put(&SYNC, &key(0, 2), b"v")).unwrap());
+    let handle = std::thread::spawn(move || tx.send(writer.put_opt(&SYNC, &key(0, 2), b"v")).unwrap());
     let later = rx.recv_timeout(Duration::from_secs(20)).expect("a write after the panic hung");
     match later {
         Err(Error::Background { context, cause: None }) => {
@@ -79,7 +79,7 @@ fn writers_queued_behind_a_panicking_group_get_errors_instead_of_hanging() {
         handles.push(std::thread::spawn(move || {
             let mut i = 0;
             let error = loop {
-                match catch_unwind(AssertUnwindSafe(|| db.put(&SYNC, &key(t, i), b"v"))) {
+                match catch_unwind(AssertUnwindSafe(|| db.put_opt(&SYNC, &key(t, i), b"v"))) {
                     Ok(Ok(())) => {
                         i += 1;
                         acked[t].store(i, Relaxed);

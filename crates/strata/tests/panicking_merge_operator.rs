@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use strata::{Db, Error, MergeOperator, Options, ReadOptions, WriteOptions};
+use strata::{Db, Error, MergeOperator, Options, WriteOptions};
 
 /// Appends operands to the base, and panics while `armed` is set.
 struct Fragile {
@@ -51,13 +51,13 @@ fn a_merge_operator_panicking_in_a_manual_compaction_makes_the_database_read_onl
     let armed = Arc::new(AtomicBool::new(false));
     let db = open(dir.path(), &armed);
     let w = WriteOptions::default();
-    db.put(&w, b"k", b"base").unwrap();
+    db.put_opt(&w, b"k", b"base").unwrap();
     // Keys before "k", so the compaction has started its output files when the operator panics.
     for i in 0..1000u32 {
-        db.put(&w, format!("a{i:04}").as_bytes(), &[7; 100]).unwrap();
+        db.put_opt(&w, format!("a{i:04}").as_bytes(), &[7; 100]).unwrap();
     }
     db.flush().unwrap();
-    db.merge(&w, b"k", b"+1").unwrap();
+    db.merge_opt(&w, b"k", b"+1").unwrap();
     db.flush().unwrap();
 
     armed.store(true, Ordering::Relaxed);
@@ -68,21 +68,21 @@ fn a_merge_operator_panicking_in_a_manual_compaction_makes_the_database_read_onl
         "{err:?}"
     );
     assert_eq!(files(dir.path()), files_before, "the failed compaction's partial outputs are removed");
-    assert!(matches!(db.put(&w, b"x", b"y"), Err(Error::Background { .. })));
+    assert!(matches!(db.put_opt(&w, b"x", b"y"), Err(Error::Background { .. })));
     assert!(matches!(db.compact_range(None, None), Err(Error::Background { .. })));
     // A panic is not retryable: `resume` returns the error unchanged and writes stay refused.
     assert!(!err.is_retryable());
     let resumed = db.resume().expect_err("resume cleared a merge operator's panic");
     assert_eq!(resumed.to_string(), err.to_string());
-    assert!(matches!(db.put(&w, b"x", b"y"), Err(Error::Background { .. })));
+    assert!(matches!(db.put_opt(&w, b"x", b"y"), Err(Error::Background { .. })));
     drop(db);
 
     armed.store(false, Ordering::Relaxed);
     let db = open(dir.path(), &armed);
-    assert_eq!(db.get(&ReadOptions::new(), b"k").unwrap().as_deref(), Some(&b"base+1"[..]));
+    assert_eq!(db.get(b"k").unwrap().as_deref(), Some(&b"base+1"[..]));
     db.compact_range(None, None).unwrap();
-    assert_eq!(db.get(&ReadOptions::new(), b"k").unwrap().as_deref(), Some(&b"base+1"[..]));
-    assert_eq!(db.get(&ReadOptions::new(), b"a0999").unwrap(), Some(vec![7; 100]));
+    assert_eq!(db.get(b"k").unwrap().as_deref(), Some(&b"base+1"[..]));
+    assert_eq!(db.get(b"a0999").unwrap(), Some(vec![7; 100]));
 }
 
 #[test]
@@ -91,19 +91,19 @@ fn a_merge_operator_panicking_in_a_background_compaction_makes_the_database_read
     let armed = Arc::new(AtomicBool::new(false));
     let db = open(dir.path(), &armed);
     let w = WriteOptions::default();
-    db.put(&w, b"k", b"base").unwrap();
+    db.put_opt(&w, b"k", b"base").unwrap();
     db.flush().unwrap();
     armed.store(true, Ordering::Relaxed);
     // The last flush brings level 0 to its compaction trigger; that compaction folds the operands.
     let operands = Options::default().level0_compaction_trigger - 1;
     for i in 0..operands {
-        db.merge(&w, b"k", format!("+{i}").as_bytes()).unwrap();
+        db.merge_opt(&w, b"k", format!("+{i}").as_bytes()).unwrap();
         db.flush().unwrap();
     }
     let deadline = Instant::now() + Duration::from_secs(20);
     let mut acknowledged = false;
     let err = loop {
-        match db.put(&w, b"x", b"y") {
+        match db.put_opt(&w, b"x", b"y") {
             Err(e) => break e,
             Ok(()) => acknowledged = true,
         }
@@ -123,6 +123,6 @@ fn a_merge_operator_panicking_in_a_background_compaction_makes_the_database_read
         v.extend_from_slice(format!("+{i}").as_bytes());
         v
     });
-    assert_eq!(db.get(&ReadOptions::new(), b"k").unwrap(), Some(want));
-    assert_eq!(db.get(&ReadOptions::new(), b"x").unwrap(), acknowledged.then(|| b"y".to_vec()));
+    assert_eq!(db.get(b"k").unwrap(), Some(want));
+    assert_eq!(db.get(b"x").unwrap(), acknowledged.then(|| b"y".to_vec()));
 }

@@ -192,9 +192,9 @@ fn reopen_options(fs: MemFs) -> Options {
 fn apply(db: &Db, t: usize, w: &Write) -> strata::Result<()> {
     let opts = WriteOptions { sync: w.sync, disable_wal: false };
     match &w.op {
-        Op::Put(j, v) => db.put(&opts, &key(t, *j), v),
-        Op::Delete(j) => db.delete(&opts, &key(t, *j)),
-        Op::Merge(n) => db.merge(&opts, &counter(t), &n.to_le_bytes()),
+        Op::Put(j, v) => db.put_opt(&opts, &key(t, *j), v),
+        Op::Delete(j) => db.delete_opt(&opts, &key(t, *j)),
+        Op::Merge(n) => db.merge_opt(&opts, &counter(t), &n.to_le_bytes()),
     }
 }
 
@@ -236,7 +236,7 @@ fn writer(run: &Run, t: usize, writes: &[Write], seed: u64) {
 
 /// Every key and value visible through `snapshot`.
 fn scan(db: &Db, snapshot: &strata::Snapshot) -> strata::Result<Kv> {
-    let mut it = db.iter(&ReadOptions { snapshot: Some(snapshot.clone()), ..ReadOptions::new() })?;
+    let mut it = db.cursor(&ReadOptions { snapshot: Some(snapshot.clone()), ..ReadOptions::new() })?;
     it.seek_to_first();
     let mut out = Kv::new();
     while it.valid() {
@@ -527,7 +527,7 @@ fn check_gets(db: &Db, expected: &Kv, ctx: &str) -> Result<(), Failure> {
     let r = ReadOptions::new();
     let keys = (0..THREADS).flat_map(|t| (0..KEYS).map(move |j| key(t, j)).chain([counter(t)]));
     for k in keys {
-        match db.get(&r, &k) {
+        match db.get_opt(&r, &k) {
             Ok(got) if got.as_ref() == expected.get(&k) => {}
             Ok(got) => {
                 let detail = format!(
@@ -576,9 +576,9 @@ fn check_writes_after_recovery(image: &MemFs, db: Db, mut expected: Kv) -> Resul
         let sum =
             expected.get(&counter(t)).map_or(0, |c| u64::from_le_bytes(c[..].try_into().unwrap_or_default()));
         let written = db
-            .put(&sync, &key(t, 0), &v)
-            .and_then(|()| db.merge(&sync, &counter(t), &7u64.to_le_bytes()))
-            .and_then(|()| db.delete(&sync, &key(t, 1)));
+            .put_opt(&sync, &key(t, 0), &v)
+            .and_then(|()| db.merge_opt(&sync, &counter(t), &7u64.to_le_bytes()))
+            .and_then(|()| db.delete_opt(&sync, &key(t, 1)));
         if let Err(e) = written {
             return fail("write after recovery failed", e.to_string());
         }

@@ -95,8 +95,8 @@ fn families_seed(seed: u64) -> Result<usize, String> {
         let opts = WriteOptions { sync: w.sync, disable_wal: false };
         let cf = &cfs[w.family];
         match &w.value {
-            Some(v) => db.put_cf(cf, &opts, &w.key, v),
-            None => db.delete_cf(cf, &opts, &w.key),
+            Some(v) => db.put_cf_opt(cf, &opts, &w.key, v),
+            None => db.delete_cf_opt(cf, &opts, &w.key),
         }
         .map_err(|e| format!("write: {e}"))?;
         if rng.percent(4) {
@@ -110,7 +110,7 @@ fn families_seed(seed: u64) -> Result<usize, String> {
     let (db, cfs) = cf_open(&image, 64 << 10).map_err(|e| format!("reopen after the power loss: {e}"))?;
     let mut recovered = BTreeMap::new();
     for (f, cf) in cfs.iter().enumerate() {
-        let mut it = db.iter_cf(cf, &ReadOptions::new()).map_err(|e| e.to_string())?;
+        let mut it = db.cursor_cf(cf, &ReadOptions::new()).map_err(|e| e.to_string())?;
         it.seek_to_first();
         while it.valid() {
             recovered.insert((f, it.key().to_vec()), it.value().to_vec());

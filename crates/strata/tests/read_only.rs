@@ -22,15 +22,15 @@ fn read_only_open_sees_everything_and_changes_nothing() {
     let writer = Db::open(dir.path(), Options::default()).unwrap();
     let w = WriteOptions::default();
     for i in 0..1000u32 {
-        writer.put(&w, format!("k{i:04}").as_bytes(), &[7u8; 300]).unwrap();
+        writer.put_opt(&w, format!("k{i:04}").as_bytes(), &[7u8; 300]).unwrap();
     }
     writer.flush().unwrap();
-    writer.put(&w, b"only-in-the-wal", b"v").unwrap();
-    writer.delete(&w, b"k0001").unwrap();
+    writer.put_opt(&w, b"only-in-the-wal", b"v").unwrap();
+    writer.delete_opt(&w, b"k0001").unwrap();
 
     // The writer still holds the lock: a read-only handle does not need it.
     let ro = Db::open_read_only(dir.path(), Options::default()).unwrap();
-    assert_eq!(ro.get(&ReadOptions::new(), b"only-in-the-wal").unwrap().unwrap(), b"v");
+    assert_eq!(ro.get(b"only-in-the-wal").unwrap().unwrap(), b"v");
     drop(ro);
     drop(writer);
 
@@ -38,10 +38,10 @@ fn read_only_open_sees_everything_and_changes_nothing() {
     {
         let ro = Db::open_read_only(dir.path(), Options::default()).unwrap();
         let r = ReadOptions::new();
-        assert_eq!(ro.get(&r, b"k0000").unwrap().unwrap(), vec![7u8; 300]);
-        assert_eq!(ro.get(&r, b"only-in-the-wal").unwrap().unwrap(), b"v");
-        assert_eq!(ro.get(&r, b"k0001").unwrap(), None);
-        let mut it = ro.iter(&r).unwrap();
+        assert_eq!(ro.get_opt(&r, b"k0000").unwrap().unwrap(), vec![7u8; 300]);
+        assert_eq!(ro.get_opt(&r, b"only-in-the-wal").unwrap().unwrap(), b"v");
+        assert_eq!(ro.get_opt(&r, b"k0001").unwrap(), None);
+        let mut it = ro.cursor(&r).unwrap();
         it.seek_to_first();
         let mut n = 0;
         while it.valid() {
@@ -49,7 +49,7 @@ fn read_only_open_sees_everything_and_changes_nothing() {
             it.next();
         }
         assert_eq!(n, 1000);
-        assert!(matches!(ro.put(&w, b"x", b"y"), Err(Error::ReadOnly)));
+        assert!(matches!(ro.put_opt(&w, b"x", b"y"), Err(Error::ReadOnly)));
         assert!(matches!(ro.flush(), Err(Error::ReadOnly)));
         assert!(matches!(ro.compact_range(None, None), Err(Error::ReadOnly)));
     }

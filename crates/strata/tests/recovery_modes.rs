@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use strata::fs::FileSystem;
-use strata::{Db, Error, Options, ReadOptions, WalRecoveryMode, WriteOptions};
+use strata::{Db, Error, Options, WalRecoveryMode, WriteOptions};
 use strata_testkit::{record_extents, replace_file, CrashMode, FaultFs, MemFs, Op, Rule, When};
 
 const SYNC: WriteOptions = WriteOptions { sync: true, disable_wal: false };
@@ -42,14 +42,14 @@ fn written(n: usize, opts: &WriteOptions) -> MemFs {
     let mem = MemFs::new();
     let db = Db::open(dir(), options(Arc::new(mem.clone()), WalRecoveryMode::PointInTime)).unwrap();
     for i in 0..n {
-        db.put(opts, &key(i), b"value").unwrap();
+        db.put_opt(opts, &key(i), b"value").unwrap();
     }
     drop(db);
     mem.crash_clone(CrashMode::KeepUnsynced)
 }
 
 fn present(db: &Db, n: usize) -> usize {
-    (0..n).filter(|&i| db.get(&ReadOptions::new(), &key(i)).unwrap().is_some()).count()
+    (0..n).filter(|&i| db.get(key(i)).unwrap().is_some()).count()
 }
 
 /// The last record of the only WAL cut in half: a torn tail.
@@ -137,7 +137,7 @@ fn torn_non_final_image() -> MemFs {
     let fault = FaultFs::new(Arc::new(mem.clone()));
     let db = Db::open(dir(), options(Arc::new(fault.clone()), WalRecoveryMode::PointInTime)).unwrap();
     for i in 0..20 {
-        db.put(&NO_SYNC, &key(i), b"value").unwrap();
+        db.put_opt(&NO_SYNC, &key(i), b"value").unwrap();
     }
     fault.add_rule(Rule::new(Op::Create).on_path(".sst").when(When::Always));
     assert!(db.flush().is_err());
@@ -175,7 +175,7 @@ fn a_torn_manifest_tail_is_dropped_only_while_the_wal_it_needs_is_there() {
     let current = String::from_utf8(img.contents(&dir().join("CURRENT")).unwrap()).unwrap();
     let manifest = dir().join(current.trim_end());
     let db = Db::open(dir(), options(Arc::new(img.clone()), WalRecoveryMode::PointInTime)).unwrap();
-    db.put(&SYNC, b"more", b"v").unwrap();
+    db.put_opt(&SYNC, b"more", b"v").unwrap();
     db.flush().unwrap();
     drop(db);
     let current = String::from_utf8(img.contents(&dir().join("CURRENT")).unwrap()).unwrap();
@@ -213,11 +213,11 @@ fn the_partial_record_of_a_failed_append_is_dropped_because_the_engine_sealed_it
         let fault = FaultFs::new(Arc::new(mem.clone()));
         let db = Db::open(dir(), options(Arc::new(fault.clone()), WalRecoveryMode::PointInTime)).unwrap();
         for i in 0..20 {
-            db.put(&SYNC, &key(i), b"value").unwrap();
+            db.put_opt(&SYNC, &key(i), b"value").unwrap();
         }
         // Lands `keep` bytes of the record (all but the last byte when it is shorter), then fails.
         fault.add_rule(Rule::new(Op::Write).on_path(".log").torn(keep));
-        assert!(db.put(&SYNC, b"failed", &[b'f'; 300]).is_err());
+        assert!(db.put_opt(&SYNC, b"failed", &[b'f'; 300]).is_err());
         fault.clear();
         drop(db);
         // A process crash keeps the partial record; a power loss may drop it (it was never synced).
@@ -228,7 +228,7 @@ fn the_partial_record_of_a_failed_append_is_dropped_because_the_engine_sealed_it
             let db = Db::open(dir(), options(Arc::new(image), WalRecoveryMode::PointInTime))
                 .unwrap_or_else(|e| panic!("keep {keep}: {e}"));
             assert_eq!(present(&db, 20), 20, "keep {keep}");
-            assert_eq!(db.get(&ReadOptions::new(), b"failed").unwrap(), None, "keep {keep}");
+            assert_eq!(db.get(b"failed").unwrap(), None, "keep {keep}");
             let report = db.recovery_report();
             let dropped = report.wal_tails.iter().any(|t| t.reason.contains("append that failed"));
             assert!(dropped || !kept, "keep {keep}: {report:?}");

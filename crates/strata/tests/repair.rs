@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use strata::{Db, Error, Options, ReadOptions, RepairReport, WriteBatch, WriteOptions};
+use strata::{Db, Error, Options, ReadOptions, RepairReport, WriteBatch};
 
 type Model = BTreeMap<Vec<u8>, Vec<u8>>;
 
@@ -53,7 +53,7 @@ fn value(i: u32, round: u32, len: usize) -> Vec<u8> {
 
 /// Every key and value, by a full scan (so extra keys fail too), compared with `model`.
 fn assert_matches(db: &Db, model: &Model) {
-    let mut it = db.iter(&ReadOptions::new()).unwrap();
+    let mut it = db.cursor(&ReadOptions::new()).unwrap();
     it.seek_to_first();
     let mut seen = Model::new();
     while it.valid() {
@@ -64,12 +64,7 @@ fn assert_matches(db: &Db, model: &Model) {
     assert_eq!(seen.len(), model.len(), "key count differs");
     for (k, v) in model {
         assert_eq!(seen.get(k), Some(v), "scan of {}", String::from_utf8_lossy(k));
-        assert_eq!(
-            db.get(&ReadOptions::new(), k).unwrap().as_ref(),
-            Some(v),
-            "get of {}",
-            String::from_utf8_lossy(k)
-        );
+        assert_eq!(db.get(k).unwrap().as_ref(), Some(v), "get of {}", String::from_utf8_lossy(k));
     }
 }
 
@@ -106,7 +101,7 @@ fn damaged_last_manifest_record_is_repaired_with_every_key() {
             // A scattered order, so flushed tables overlap in keys.
             let k = (i * 7919) % n;
             let v = value(k, 0, 800);
-            db.put(&WriteOptions::default(), &key(k), &v).unwrap();
+            db.put(key(k), &v).unwrap();
             model.insert(key(k), v);
         }
         db.close().unwrap();
@@ -142,10 +137,10 @@ fn write_rounds(db: &Db, keys: u32, rounds: u32, value_len: usize) -> Model {
                 model.insert(key(i), v);
             }
             if batch.len() >= 100 {
-                db.write(&WriteOptions::default(), std::mem::take(&mut batch)).unwrap();
+                db.write(std::mem::take(&mut batch)).unwrap();
             }
         }
-        db.write(&WriteOptions::default(), batch).unwrap();
+        db.write(batch).unwrap();
         if round + 1 < rounds {
             db.flush().unwrap();
         }
@@ -198,7 +193,7 @@ fn a_zero_length_table_goes_to_lost_and_the_others_stay() {
             let mut model = Model::new();
             for i in g * 1000..(g + 1) * 1000 {
                 let v = value(i, 0, if i % 2 == 0 { 400 } else { 40 });
-                db.put(&WriteOptions::default(), &key(i), &v).unwrap();
+                db.put(key(i), &v).unwrap();
                 model.insert(key(i), v);
             }
             db.flush().unwrap();
@@ -237,7 +232,7 @@ fn records_around_a_damaged_wal_record_are_salvaged() {
     {
         let db = Db::open(dir.path(), opts.clone()).unwrap();
         for i in 0..n {
-            db.put(&WriteOptions::default(), &key(i), &value(i, 0, 500)).unwrap();
+            db.put(key(i), value(i, 0, 500)).unwrap();
         }
         db.close().unwrap();
     }
@@ -251,13 +246,12 @@ fn records_around_a_damaged_wal_record_are_salvaged() {
     assert!(report.wal_records_salvaged >= u64::from(n) - 10, "{report:?}");
     assert!(report.wal_records_salvaged < u64::from(n), "{report:?}");
     let db = Db::open(dir.path(), opts).unwrap();
-    let present: Vec<u32> =
-        (0..n).filter(|&i| db.get(&ReadOptions::new(), &key(i)).unwrap().is_some()).collect();
+    let present: Vec<u32> = (0..n).filter(|&i| db.get(key(i)).unwrap().is_some()).collect();
     assert_eq!(present.len() as u64, report.wal_records_salvaged);
     assert_eq!(present.first(), Some(&0));
     assert_eq!(present.last(), Some(&(n - 1)));
     for &i in &present {
-        assert_eq!(db.get(&ReadOptions::new(), &key(i)).unwrap(), Some(value(i, 0, 500)));
+        assert_eq!(db.get(key(i)).unwrap(), Some(value(i, 0, 500)));
     }
 }
 
@@ -326,7 +320,7 @@ fn a_wal_duplicating_a_table_is_merged_with_it() {
         let db = Db::open(dir.path(), opts.clone()).unwrap();
         for i in 0..500 {
             let v = value(i, 0, 100);
-            db.put(&WriteOptions::default(), &key(i), &v).unwrap();
+            db.put(key(i), &v).unwrap();
             model.insert(key(i), v);
         }
         let wal = files_with(dir.path(), ".log").pop().unwrap();
@@ -334,7 +328,7 @@ fn a_wal_duplicating_a_table_is_merged_with_it() {
         db.flush().unwrap();
         for i in 0..250 {
             let v = value(i, 1, 100);
-            db.put(&WriteOptions::default(), &key(i), &v).unwrap();
+            db.put(key(i), &v).unwrap();
             model.insert(key(i), v);
         }
         db.close().unwrap();
@@ -354,7 +348,7 @@ fn a_lost_blob_file_makes_its_values_read_as_corruption() {
     {
         let db = Db::open(dir.path(), opts.clone()).unwrap();
         for i in 0..300 {
-            db.put(&WriteOptions::default(), &key(i), &value(i, 0, if i < 100 { 20 } else { 600 })).unwrap();
+            db.put(key(i), value(i, 0, if i < 100 { 20 } else { 600 })).unwrap();
         }
         db.close().unwrap();
     }
@@ -368,12 +362,12 @@ fn a_lost_blob_file_makes_its_values_read_as_corruption() {
     assert_eq!(report.dangling_blob_references[0].blob_file, file_number(&blob));
     assert_eq!(report.dangling_blob_references[0].entries, 200);
     let db = Db::open(dir.path(), opts).unwrap();
-    assert_eq!(db.get(&ReadOptions::new(), &key(5)).unwrap(), Some(value(5, 0, 20)));
-    let err = db.get(&ReadOptions::new(), &key(150)).unwrap_err();
+    assert_eq!(db.get(key(5)).unwrap(), Some(value(5, 0, 20)));
+    let err = db.get(key(150)).unwrap_err();
     assert!(err.is_corruption(), "{err}");
     // Compactions over the dangling pointers keep working.
     db.compact_range(None, None).unwrap();
-    assert_eq!(db.get(&ReadOptions::new(), &key(5)).unwrap(), Some(value(5, 0, 20)));
+    assert_eq!(db.get(key(5)).unwrap(), Some(value(5, 0, 20)));
 }
 
 #[test]

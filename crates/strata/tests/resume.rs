@@ -93,7 +93,7 @@ impl Writes {
         for (k, v) in &batch {
             wb.put(k, v);
         }
-        let result = db.write(opts, wb);
+        let result = db.write_opt(opts, wb);
         match &result {
             Ok(()) => self.acked.extend(batch),
             Err(_) => self.failed.push(batch),
@@ -134,14 +134,19 @@ impl Writes {
         }
         let r = ReadOptions::new();
         for (k, v) in &self.acked {
-            assert_eq!(db.get(&r, k).unwrap().as_ref(), Some(v), "{ctx}: get {}", String::from_utf8_lossy(k));
+            assert_eq!(
+                db.get_opt(&r, k).unwrap().as_ref(),
+                Some(v),
+                "{ctx}: get {}",
+                String::from_utf8_lossy(k)
+            );
         }
     }
 }
 
 /// Writes are refused with the error, and so are flushes.
 fn assert_read_only(db: &Db, ctx: &str) -> Error {
-    let e = db.put(&NO_SYNC, b"refused", b"x").expect_err("a write in the error state succeeded");
+    let e = db.put_opt(&NO_SYNC, b"refused", b"x").expect_err("a write in the error state succeeded");
     assert!(matches!(e, Error::Background { .. }), "{ctx}: {e:?}");
     assert!(db.flush().is_err(), "{ctx}: a flush in the error state succeeded");
     assert!(!db.property("strata.background-error").unwrap_or_default().is_empty(), "{ctx}");
@@ -400,9 +405,9 @@ fn a_failed_manifest_write_or_sync_is_resumed_with_a_new_manifest() {
 fn an_fsync_failing_with_eio_is_not_retryable() {
     let fault = FaultFs::new(Arc::new(MemFs::new()));
     let db = open(Arc::new(fault.clone()), "open");
-    db.put(&SYNC, b"a", b"1").unwrap();
+    db.put_opt(&SYNC, b"a", b"1").unwrap();
     fault.add_rule(Rule::new(Op::Sync).on_path(".log")); // ErrorKind::Other, as EIO
-    assert!(db.put(&SYNC, b"b", b"2").is_err());
+    assert!(db.put_opt(&SYNC, b"b", b"2").is_err());
     fault.clear();
     let err = db.resume().expect_err("resume cleared an EIO fsync failure");
     assert!(matches!(err.background_cause(), Some(Error::Io { .. })), "{err:?}");
@@ -461,9 +466,9 @@ fn resume_without_a_background_error_does_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let db = Db::open(dir.path(), Options::default()).unwrap();
     db.resume().unwrap();
-    db.put(&NO_SYNC, b"k", b"v").unwrap();
+    db.put_opt(&NO_SYNC, b"k", b"v").unwrap();
     db.resume().unwrap();
-    assert_eq!(db.get(&ReadOptions::new(), b"k").unwrap().as_deref(), Some(&b"v"[..]));
+    assert_eq!(db.get(b"k").unwrap().as_deref(), Some(&b"v"[..]));
     drop(db);
     let reader = Db::open_read_only(dir.path(), Options::default()).unwrap();
     reader.resume().unwrap();
@@ -497,7 +502,7 @@ fn concurrent_writers_through_enospc_and_resume_keep_every_acknowledged_write() 
                         attempt += 1;
                         let value = format!("{t}-{i}-{attempt}").into_bytes().repeat(10);
                         let opts = if i % 3 == 0 { SYNC } else { NO_SYNC };
-                        match db.put(&opts, &key, &value) {
+                        match db.put_opt(&opts, &key, &value) {
                             Ok(()) => {
                                 acked.insert(key, value);
                                 break;

@@ -51,7 +51,7 @@ fn increments(
                     conflicts += retry(
                         || begin(),
                         |txn| {
-                            let n = read_u64(txn.get_for_update(&ReadOptions::new(), &key)?);
+                            let n = read_u64(txn.get_for_update(&key)?);
                             txn.put(&key, (n + 1).to_string().as_bytes())
                         },
                     );
@@ -64,7 +64,7 @@ fn increments(
 }
 
 fn total(db: &Db, keys: usize) -> u64 {
-    (0..keys).map(|i| read_u64(db.get(&ReadOptions::new(), format!("counter{i}").as_bytes()).unwrap())).sum()
+    (0..keys).map(|i| read_u64(db.get(format!("counter{i}").as_bytes()).unwrap())).sum()
 }
 
 #[test]
@@ -94,7 +94,7 @@ const START: u64 = 100;
 
 fn balance_sum(db: &Db, at: Option<&strata::Snapshot>) -> u64 {
     let opts = ReadOptions { snapshot: at.cloned(), ..ReadOptions::new() };
-    (0..ACCOUNTS).map(|a| read_u64(db.get(&opts, format!("acct{a}").as_bytes()).unwrap())).sum()
+    (0..ACCOUNTS).map(|a| read_u64(db.get_opt(&opts, format!("acct{a}").as_bytes()).unwrap())).sum()
 }
 
 fn transfers(db: &Db, begin: Arc<dyn Fn() -> Transaction + Send + Sync>, threads: u64, each: u64) {
@@ -111,8 +111,8 @@ fn transfers(db: &Db, begin: Arc<dyn Fn() -> Transaction + Send + Sync>, threads
                     retry(
                         || begin(),
                         |txn| {
-                            let a = read_u64(txn.get_for_update(&ReadOptions::new(), &from)?);
-                            let b = read_u64(txn.get_for_update(&ReadOptions::new(), &to)?);
+                            let a = read_u64(txn.get_for_update(&from)?);
+                            let b = read_u64(txn.get_for_update(&to)?);
                             let amount = a.min(7);
                             txn.put(&from, (a - amount).to_string().as_bytes())?;
                             txn.put(&to, (b + amount).to_string().as_bytes())
@@ -135,7 +135,7 @@ fn transfers(db: &Db, begin: Arc<dyn Fn() -> Transaction + Send + Sync>, threads
 fn open_bank(dir: &std::path::Path) -> Db {
     let db = Db::open(dir, Options::default()).unwrap();
     for a in 0..ACCOUNTS {
-        db.put(&W, format!("acct{a}").as_bytes(), START.to_string().as_bytes()).unwrap();
+        db.put_opt(&W, format!("acct{a}").as_bytes(), START.to_string().as_bytes()).unwrap();
     }
     db
 }
@@ -184,13 +184,13 @@ fn a_deadlock_is_refused_and_the_other_transaction_goes_on() {
             // b was refused and rolled back.
             assert!(matches!(b.join().unwrap(), Err(Error::Deadlock(_))));
             a.commit().unwrap();
-            assert_eq!(tdb.db().get(&ReadOptions::new(), b"k2").unwrap().as_deref(), Some(&b"a"[..]));
+            assert_eq!(tdb.db().get(b"k2").unwrap().as_deref(), Some(&b"a"[..]));
         }
         Err(e) => {
             assert!(matches!(e, Error::Deadlock(_)), "{e}");
             a.rollback(); // releases k1, so b goes on
             assert_eq!(b.join().unwrap().unwrap(), "b committed");
-            assert_eq!(tdb.db().get(&ReadOptions::new(), b"k1").unwrap().as_deref(), Some(&b"b"[..]));
+            assert_eq!(tdb.db().get(b"k1").unwrap().as_deref(), Some(&b"b"[..]));
         }
     }
 }
@@ -200,15 +200,11 @@ fn snapshot_isolation_allows_write_skew_unless_reads_are_claimed() {
     // Two on-call doctors; each transaction checks that the other is on call, then leaves.
     let dir = tempfile::tempdir().unwrap();
     let db = Db::open(dir.path(), Options::default()).unwrap();
-    db.put(&W, b"alice", b"on").unwrap();
-    db.put(&W, b"bob", b"on").unwrap();
+    db.put_opt(&W, b"alice", b"on").unwrap();
+    db.put_opt(&W, b"bob", b"on").unwrap();
     let leave = |me: &[u8], other: &[u8], claim: bool| {
         let mut txn = db.begin_transaction(&W);
-        let other_on = if claim {
-            txn.get_for_update(&ReadOptions::new(), other).unwrap()
-        } else {
-            txn.get(&ReadOptions::new(), other).unwrap()
-        };
+        let other_on = if claim { txn.get_for_update(other).unwrap() } else { txn.get(other).unwrap() };
         assert_eq!(other_on.as_deref(), Some(&b"on"[..]));
         txn.put(me, b"off").unwrap();
         txn
@@ -217,11 +213,11 @@ fn snapshot_isolation_allows_write_skew_unless_reads_are_claimed() {
     let (a, b) = (leave(b"alice", b"bob", false), leave(b"bob", b"alice", false));
     a.commit().unwrap();
     b.commit().unwrap();
-    assert_eq!(db.get(&ReadOptions::new(), b"alice").unwrap().as_deref(), Some(&b"off"[..]));
-    assert_eq!(db.get(&ReadOptions::new(), b"bob").unwrap().as_deref(), Some(&b"off"[..]));
+    assert_eq!(db.get(b"alice").unwrap().as_deref(), Some(&b"off"[..]));
+    assert_eq!(db.get(b"bob").unwrap().as_deref(), Some(&b"off"[..]));
     // Reads claimed with get_for_update: the second commit conflicts.
-    db.put(&W, b"alice", b"on").unwrap();
-    db.put(&W, b"bob", b"on").unwrap();
+    db.put_opt(&W, b"alice", b"on").unwrap();
+    db.put_opt(&W, b"bob", b"on").unwrap();
     let (a, b) = (leave(b"alice", b"bob", true), leave(b"bob", b"alice", true));
     a.commit().unwrap();
     assert!(matches!(b.commit(), Err(Error::Busy(_))));
@@ -235,19 +231,19 @@ fn a_transaction_commits_across_column_families_all_or_nothing() {
     let counts = db.create_cf("counts", Options::default()).unwrap();
     let mut txn = db.begin_transaction(&W);
     txn.put_cf(&links, b"1:2", b"").unwrap();
-    let n = read_u64(txn.get_for_update_cf(&counts, &ReadOptions::new(), b"1").unwrap());
+    let n = read_u64(txn.get_for_update_cf(&counts, b"1").unwrap());
     txn.put_cf(&counts, b"1", (n + 1).to_string().as_bytes()).unwrap();
     // A conflicting write to the count: the link must not appear either.
-    db.put_cf(&counts, &W, b"1", b"5").unwrap();
+    db.put_cf_opt(&counts, &W, b"1", b"5").unwrap();
     assert!(matches!(txn.commit(), Err(Error::Busy(_))));
-    assert_eq!(db.get_cf(&links, &ReadOptions::new(), b"1:2").unwrap(), None);
+    assert_eq!(db.get_cf(&links, b"1:2").unwrap(), None);
     let mut txn = db.begin_transaction(&W);
     txn.put_cf(&links, b"1:2", b"").unwrap();
-    let n = read_u64(txn.get_for_update_cf(&counts, &ReadOptions::new(), b"1").unwrap());
+    let n = read_u64(txn.get_for_update_cf(&counts, b"1").unwrap());
     txn.put_cf(&counts, b"1", (n + 1).to_string().as_bytes()).unwrap();
     txn.commit().unwrap();
-    assert_eq!(db.get_cf(&links, &ReadOptions::new(), b"1:2").unwrap().as_deref(), Some(&b""[..]));
-    assert_eq!(db.get_cf(&counts, &ReadOptions::new(), b"1").unwrap().as_deref(), Some(&b"6"[..]));
+    assert_eq!(db.get_cf(&links, b"1:2").unwrap().as_deref(), Some(&b""[..]));
+    assert_eq!(db.get_cf(&counts, b"1").unwrap().as_deref(), Some(&b"6"[..]));
 }
 
 #[test]
@@ -261,11 +257,11 @@ fn savepoints_roll_back_the_writes_after_them() {
     txn.delete(b"a").unwrap();
     txn.rollback_to_save_point().unwrap();
     assert!(txn.rollback_to_save_point().is_err(), "no savepoint left");
-    assert_eq!(txn.get(&ReadOptions::new(), b"a").unwrap().as_deref(), Some(&b"1"[..]));
-    assert_eq!(txn.get(&ReadOptions::new(), b"b").unwrap(), None);
+    assert_eq!(txn.get(b"a").unwrap().as_deref(), Some(&b"1"[..]));
+    assert_eq!(txn.get(b"b").unwrap(), None);
     txn.commit().unwrap();
-    assert_eq!(db.get(&ReadOptions::new(), b"a").unwrap().as_deref(), Some(&b"1"[..]));
-    assert_eq!(db.get(&ReadOptions::new(), b"b").unwrap(), None);
+    assert_eq!(db.get(b"a").unwrap().as_deref(), Some(&b"1"[..]));
+    assert_eq!(db.get(b"b").unwrap(), None);
 }
 
 #[test]
@@ -273,13 +269,13 @@ fn a_transaction_iterates_its_own_writes_over_its_snapshot() {
     let dir = tempfile::tempdir().unwrap();
     let db = Db::open(dir.path(), Options::default()).unwrap();
     for k in [b"a", b"c", b"e"] {
-        db.put(&W, k, b"db").unwrap();
+        db.put_opt(&W, k, b"db").unwrap();
     }
     let mut txn = db.begin_transaction(&W);
-    db.put(&W, b"d", b"after the snapshot").unwrap();
+    db.put_opt(&W, b"d", b"after the snapshot").unwrap();
     txn.put(b"b", b"txn").unwrap();
     txn.delete(b"c").unwrap();
-    let mut it = txn.iter(&ReadOptions::new()).unwrap();
+    let mut it = txn.cursor(&ReadOptions::new()).unwrap();
     it.seek_to_first();
     let mut seen = Vec::new();
     while it.valid() {

@@ -51,10 +51,10 @@ impl Drop for OpenOnDrop {
 /// calls the merge operator.
 fn operands_up_to_the_level0_trigger(db: &Db, trigger: usize) {
     let w = WriteOptions::default();
-    db.put(&w, b"k", b"base").unwrap();
+    db.put_opt(&w, b"k", b"base").unwrap();
     db.flush().unwrap();
     for i in 1..trigger {
-        db.merge(&w, b"k", format!("+{i}").as_bytes()).unwrap();
+        db.merge_opt(&w, b"k", format!("+{i}").as_bytes()).unwrap();
         db.flush().unwrap();
     }
 }
@@ -73,7 +73,7 @@ fn returns_once_nothing_is_due_and_the_files_stay_put() {
     let db = Db::open(dir.path(), opts).unwrap();
     let w = WriteOptions { disable_wal: true, ..WriteOptions::default() };
     for i in 0..40_000u32 {
-        db.put(&w, &i.wrapping_mul(2_654_435_761).to_be_bytes(), &[7u8; 100]).unwrap();
+        db.put_opt(&w, &i.wrapping_mul(2_654_435_761).to_be_bytes(), &[7u8; 100]).unwrap();
     }
     assert!(db.wait_for_compactions(None).unwrap());
     assert!(level0_files(&db) < trigger, "level 0 at its trigger: a compaction was still due");
@@ -83,7 +83,7 @@ fn returns_once_nothing_is_due_and_the_files_stay_put() {
     assert_eq!(db.property("strata.estimate-pending-compaction-bytes").as_deref(), Some("0"));
     let r = ReadOptions::new();
     assert_eq!(
-        db.get(&r, &39_999u32.wrapping_mul(2_654_435_761).to_be_bytes()).unwrap(),
+        db.get_opt(&r, &39_999u32.wrapping_mul(2_654_435_761).to_be_bytes()).unwrap(),
         Some(vec![7u8; 100])
     );
     // Idle already: returns at once, with or without a timeout.
@@ -114,7 +114,7 @@ fn gives_up_at_its_timeout_while_a_compaction_cannot_finish() {
         v.extend_from_slice(format!("+{i}").as_bytes());
         v
     });
-    assert_eq!(db.get(&ReadOptions::new(), b"k").unwrap(), Some(want));
+    assert_eq!(db.get(b"k").unwrap(), Some(want));
 }
 
 /// A merge operator that panics: the compaction that folds operands into the base fails, and
@@ -152,7 +152,7 @@ fn a_read_only_handle_has_nothing_to_wait_for() {
         // Level 0 reaches its trigger: if the compaction has not run by the close, a writable
         // handle would run it; a read-only one never does.
         for i in 0..Options::default().level0_compaction_trigger {
-            db.put(&WriteOptions::default(), &[i as u8], b"v").unwrap();
+            db.put([i as u8], b"v").unwrap();
             db.flush().unwrap();
         }
     }
@@ -173,7 +173,7 @@ fn timed_waits_return_on_time_while_a_writer_keeps_the_background_busy() {
             let w = WriteOptions { disable_wal: true, ..WriteOptions::default() };
             let mut i = 0u32;
             while !stop.load(Ordering::Relaxed) {
-                db.put(&w, &i.wrapping_mul(2_654_435_761).to_be_bytes(), &[1u8; 100]).unwrap();
+                db.put_opt(&w, &i.wrapping_mul(2_654_435_761).to_be_bytes(), &[1u8; 100]).unwrap();
                 i += 1;
                 written.store(i, Ordering::Relaxed);
             }
@@ -202,5 +202,5 @@ fn timed_waits_return_on_time_while_a_writer_keeps_the_background_busy() {
     assert!(level0_files(&db) < Options::default().level0_compaction_trigger);
     let r = ReadOptions::new();
     let last = (written - 1).wrapping_mul(2_654_435_761).to_be_bytes();
-    assert_eq!(db.get(&r, &last).unwrap(), Some(vec![1u8; 100]));
+    assert_eq!(db.get_opt(&r, &last).unwrap(), Some(vec![1u8; 100]));
 }

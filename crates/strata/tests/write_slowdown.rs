@@ -8,7 +8,7 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use strata::fs::{FileLock, FileSystem, PosixFs, RandomAccessFile, SequentialFile, WritableFile};
-use strata::{Db, Options, ReadOptions, Result, WriteOptions};
+use strata::{Db, Options, Result, WriteOptions};
 
 /// Creating an SST or blob file (what a flush writes) waits until `open` is set.
 #[derive(Default)]
@@ -72,7 +72,7 @@ fn spawn_writer(db: &Arc<Db>, value: &[u8], keys: u32) -> std::thread::JoinHandl
     std::thread::spawn(move || {
         let wo = WriteOptions { sync: false, disable_wal: true };
         for i in 0..keys {
-            db.put(&wo, format!("key{i:06}").as_bytes(), &value).unwrap();
+            db.put_opt(&wo, format!("key{i:06}").as_bytes(), &value).unwrap();
         }
     })
 }
@@ -89,7 +89,7 @@ fn wait_for_memtable_stop(stopped: impl Fn() -> bool) {
 /// Every `step`-th of the writer's keys reads back as `value`.
 fn assert_keys_read_back(db: &Db, keys: u32, step: usize, value: &[u8]) {
     for i in (0..keys).step_by(step) {
-        let got = db.get(&ReadOptions::new(), format!("key{i:06}").as_bytes()).unwrap();
+        let got = db.get(format!("key{i:06}").as_bytes()).unwrap();
         assert_eq!(got.as_deref(), Some(value), "key {i}");
     }
 }

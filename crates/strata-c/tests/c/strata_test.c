@@ -403,9 +403,18 @@ int main(int argc, char** argv) {
   strata_delete(db, wo, "a\0b", 3, &err);
   CHECK_NO_ERR(err);
 
-  /* Error reporting for an empty key. */
+  /* The empty key is a key, as in LevelDB's c.h. */
   strata_put(db, wo, "", 0, "v", 1, &err);
-  EXPECT_ERR(err, "key is empty");
+  CHECK_NO_ERR(err);
+  {
+    size_t len = 0;
+    char* v = strata_get(db, ro, "", 0, &len, &err);
+    CHECK_NO_ERR(err);
+    CHECK(v != NULL && len == 1 && v[0] == 'v');
+    strata_free(v);
+  }
+  strata_delete(db, wo, "", 0, &err);
+  CHECK_NO_ERR(err);
   strata_put(db, wo, NULL, 5, "v", 1, &err);
   EXPECT_ERR(err, "NULL with length");
 
@@ -428,13 +437,17 @@ int main(int argc, char** argv) {
   CHECK_GET(db, ro, "k1", "v1");
   CHECK_GET(db, ro, "k5", "v5");
   CHECK_GET(db, ro, "gone", NULL);
-  /* A batch with an empty key fails as a whole. */
-  strata_writebatch_clear(wb);
-  strata_writebatch_put(wb, "k6", 2, "v6", 2);
-  strata_writebatch_put(wb, "", 0, "v", 1);
-  strata_write(db, wo, wb, &err);
-  EXPECT_ERR(err, "key is empty");
-  CHECK_GET(db, ro, "k6", NULL);
+  /* A batch with a key over the limit fails as a whole. */
+  {
+    static char huge[70000];
+    memset(huge, 'k', sizeof huge);
+    strata_writebatch_clear(wb);
+    strata_writebatch_put(wb, "k6", 2, "v6", 2);
+    strata_writebatch_put(wb, huge, sizeof huge, "v", 1);
+    strata_write(db, wo, wb, &err);
+    EXPECT_ERR(err, "the limit is");
+    CHECK_GET(db, ro, "k6", NULL);
+  }
   strata_writebatch_destroy(wb);
 
   /* Merge with uint64add, directly and in a batch. */

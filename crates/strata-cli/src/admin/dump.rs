@@ -13,7 +13,7 @@ use std::path::Path;
 
 use anyhow::{bail, Context, Result};
 use serde_json::{Map, Value};
-use strata::{ColumnFamily, Db, ReadOptions, WriteBatch, WriteOptions};
+use strata::{ColumnFamily, Db, ReadOptions, WriteBatch};
 
 use super::families::family;
 use super::format::{get_bytes, parse_shown, Out, OutputArgs, ARROW};
@@ -28,7 +28,7 @@ const LOAD_BATCH: usize = 1000;
 pub fn dump(db: &Db, args: OutputArgs, cf: &str) -> Result<u8> {
     let handle = family(db, cf)?;
     let opts = ReadOptions { fill_cache: false, ..ReadOptions::new() };
-    let mut it = db.iter_cf(&handle, &opts).context("dump")?;
+    let mut it = db.cursor_cf(&handle, &opts).context("dump")?;
     let mut out = Out::new(args);
     walk(&mut it, false, u64::MAX, |k, v| out.key_value(k, v))?;
     out.flush()?;
@@ -70,7 +70,7 @@ fn load_lines(db: &Db, cf: &ColumnFamily, reader: Box<dyn BufRead>, source: &str
 
 fn write(db: &Db, batch: &mut WriteBatch) -> Result<()> {
     let full = std::mem::take(batch);
-    db.write(&WriteOptions::default(), full).context("writing loaded entries")
+    db.write(full).context("writing loaded entries")
 }
 
 /// One dump line as (key, value); `None` for a blank line.

@@ -9,7 +9,7 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 use serde_json::Value;
-use strata::{Db, DbIterator, ReadOptions, WriteOptions};
+use strata::{Db, DbIterator, ReadOptions};
 
 use super::families::family;
 use super::format::{object, parse_arg, Out, OutputArgs};
@@ -41,7 +41,7 @@ pub fn get(path: &Path, args: OutputArgs, cf: &str, key: &str) -> Result<u8> {
     let handle = family(&db, cf)?;
     let k = parse_arg(key, args.hex)?;
     let mut out = Out::new(args);
-    let value = db.get_cf(&handle, &ReadOptions::new(), &k).with_context(|| format!("get {key}"))?;
+    let value = db.get_cf(&handle, &k).with_context(|| format!("get {key}"))?;
     let Some(value) = value else {
         let in_family =
             if cf == super::families::DEFAULT { String::new() } else { format!(" column family {cf}") };
@@ -62,7 +62,7 @@ pub fn get(path: &Path, args: OutputArgs, cf: &str, key: &str) -> Result<u8> {
 pub fn put(db: Db, args: OutputArgs, cf: &str, key: &str, value: &str) -> Result<u8> {
     let handle = family(&db, cf)?;
     let (k, v) = (parse_arg(key, args.hex)?, parse_arg(value, args.hex)?);
-    db.put_cf(&handle, &WriteOptions::default(), &k, &v).with_context(|| format!("put {key}"))?;
+    db.put_cf(&handle, &k, &v).with_context(|| format!("put {key}"))?;
     close(db)?;
     report_ok(args, "put", 1)
 }
@@ -71,7 +71,7 @@ pub fn put(db: Db, args: OutputArgs, cf: &str, key: &str, value: &str) -> Result
 pub fn delete(db: Db, args: OutputArgs, cf: &str, key: &str) -> Result<u8> {
     let handle = family(&db, cf)?;
     let k = parse_arg(key, args.hex)?;
-    db.delete_cf(&handle, &WriteOptions::default(), &k).with_context(|| format!("delete {key}"))?;
+    db.delete_cf(&handle, &k).with_context(|| format!("delete {key}"))?;
     close(db)?;
     report_ok(args, "delete", 1)
 }
@@ -117,7 +117,7 @@ pub fn scan(db: &Db, args: OutputArgs, cf: &str, range: &ScanArgs) -> Result<u8>
         fill_cache: false,
         ..ReadOptions::new()
     };
-    let mut it = db.iter_cf(&handle, &opts).context("scan")?;
+    let mut it = db.cursor_cf(&handle, &opts).context("scan")?;
     let mut out = Out::new(args);
     let limit = range.limit.unwrap_or(u64::MAX);
     walk(&mut it, range.reverse, limit, |k, v| out.key_value(k, v))?;

@@ -100,24 +100,24 @@ fn write_options(sync: bool, disable_wal: bool) -> WriteOptions {
 
 impl BenchDb for StrataDb {
     fn put(&self, key: &[u8], value: &[u8], sync: bool, disable_wal: bool) -> Result<()> {
-        Ok(self.db.put(&write_options(sync, disable_wal), key, value)?)
+        Ok(self.db.put_opt(&write_options(sync, disable_wal), key, value)?)
     }
 
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
         // ReadOptions::new() holds no snapshot or bounds, so building one per call costs nothing.
-        Ok(self.db.get(&ReadOptions::new(), key)?)
+        Ok(self.db.get(key)?)
     }
 
     fn multi_get(&self, keys: &[&[u8]]) -> Result<Vec<Option<Vec<u8>>>> {
-        Ok(self.db.multi_get(&ReadOptions::new(), keys).into_iter().collect::<strata::Result<_>>()?)
+        Ok(self.db.multi_get(keys).into_iter().collect::<strata::Result<_>>()?)
     }
 
     fn delete(&self, key: &[u8], sync: bool, disable_wal: bool) -> Result<()> {
-        Ok(self.db.delete(&write_options(sync, disable_wal), key)?)
+        Ok(self.db.delete_opt(&write_options(sync, disable_wal), key)?)
     }
 
     fn merge(&self, key: &[u8], value: &[u8], sync: bool, disable_wal: bool) -> Result<()> {
-        Ok(self.db.merge(&write_options(sync, disable_wal), key, value)?)
+        Ok(self.db.merge_opt(&write_options(sync, disable_wal), key, value)?)
     }
 
     fn write_batch(&self, ops: &[(&[u8], &[u8])], sync: bool, disable_wal: bool) -> Result<()> {
@@ -125,11 +125,11 @@ impl BenchDb for StrataDb {
         for &(k, v) in ops {
             batch.put(k, v);
         }
-        Ok(self.db.write(&write_options(sync, disable_wal), batch)?)
+        Ok(self.db.write_opt(&write_options(sync, disable_wal), batch)?)
     }
 
     fn scan(&self, start: &[u8], n: usize, reverse: bool, f: &mut dyn FnMut(&[u8], &[u8])) -> Result<usize> {
-        scan_with(self.db.iter(&ReadOptions::new())?, start, n, reverse, f)
+        scan_with(self.db.cursor(&ReadOptions::new())?, start, n, reverse, f)
     }
 
     fn flush(&self) -> Result<()> {
@@ -161,28 +161,28 @@ impl BenchDb for StrataDb {
         if cf == 0 {
             return self.put(key, value, sync, disable_wal);
         }
-        Ok(self.db.put_cf(self.family(cf)?, &write_options(sync, disable_wal), key, value)?)
+        Ok(self.db.put_cf_opt(self.family(cf)?, &write_options(sync, disable_wal), key, value)?)
     }
 
     fn get_cf(&self, cf: usize, key: &[u8]) -> Result<Option<Vec<u8>>> {
         if cf == 0 {
             return self.get(key);
         }
-        Ok(self.db.get_cf(self.family(cf)?, &ReadOptions::new(), key)?)
+        Ok(self.db.get_cf_opt(self.family(cf)?, &ReadOptions::new(), key)?)
     }
 
     fn delete_cf(&self, cf: usize, key: &[u8], sync: bool, disable_wal: bool) -> Result<()> {
         if cf == 0 {
             return self.delete(key, sync, disable_wal);
         }
-        Ok(self.db.delete_cf(self.family(cf)?, &write_options(sync, disable_wal), key)?)
+        Ok(self.db.delete_cf_opt(self.family(cf)?, &write_options(sync, disable_wal), key)?)
     }
 
     fn merge_cf(&self, cf: usize, key: &[u8], value: &[u8], sync: bool, disable_wal: bool) -> Result<()> {
         if cf == 0 {
             return self.merge(key, value, sync, disable_wal);
         }
-        Ok(self.db.merge_cf(self.family(cf)?, &write_options(sync, disable_wal), key, value)?)
+        Ok(self.db.merge_cf_opt(self.family(cf)?, &write_options(sync, disable_wal), key, value)?)
     }
 
     fn scan_cf(
@@ -196,7 +196,7 @@ impl BenchDb for StrataDb {
         if cf == 0 {
             return self.scan(start, n, reverse, f);
         }
-        scan_with(self.db.iter_cf(self.family(cf)?, &ReadOptions::new())?, start, n, reverse, f)
+        scan_with(self.db.cursor_cf(self.family(cf)?, &ReadOptions::new())?, start, n, reverse, f)
     }
 
     fn write_batch_cf(&self, ops: &[(usize, &[u8], &[u8])], sync: bool, disable_wal: bool) -> Result<()> {
@@ -204,7 +204,7 @@ impl BenchDb for StrataDb {
         for &(cf, k, v) in ops {
             batch.put_cf(self.family(cf)?, k, v);
         }
-        Ok(self.db.write(&write_options(sync, disable_wal), batch)?)
+        Ok(self.db.write_opt(&write_options(sync, disable_wal), batch)?)
     }
 }
 

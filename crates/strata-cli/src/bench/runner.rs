@@ -516,7 +516,7 @@ mod tests {
             .into_iter()
             .map(|name| {
                 let cf = db.cf(&name).unwrap();
-                let mut it = db.iter_cf(&cf, &strata::ReadOptions::new()).unwrap();
+                let mut it = db.cursor_cf(&cf, &strata::ReadOptions::new()).unwrap();
                 it.seek_to_first();
                 let mut n = 0;
                 while it.valid() {

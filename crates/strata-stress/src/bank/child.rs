@@ -113,8 +113,8 @@ fn transfer(
     let r = ReadOptions::new();
     let (fk, tk) = (ledger::account_key(t.from), ledger::account_key(t.to));
     let (first, second) = if rng.bool() { (&fk, &tk) } else { (&tk, &fk) };
-    let first_v = txn.get_for_update_cf(&h.accounts, &r, first).map_err(step)?;
-    let second_v = txn.get_for_update_cf(&h.accounts, &r, second).map_err(step)?;
+    let first_v = txn.get_for_update_cf_opt(&h.accounts, &r, first).map_err(step)?;
+    let second_v = txn.get_for_update_cf_opt(&h.accounts, &r, second).map_err(step)?;
     let (fv, tv) = if first == &fk { (first_v, second_v) } else { (second_v, first_v) };
     let (from_bal, to_bal) = (ledger::parse_balance(&fk, fv)?, ledger::parse_balance(&tk, tv)?);
     let new_from = ledger::balance_value(from_bal - t.amount);
@@ -128,7 +128,7 @@ fn transfer(
         c.rolled_back_savepoints.fetch_add(1, Ordering::Relaxed);
     }
     txn.put_cf(&h.journal, &id.key(), &t.value()).map_err(step)?;
-    let own = txn.get_cf(&h.accounts, &r, &fk).map_err(step)?;
+    let own = txn.get_cf_opt(&h.accounts, &r, &fk).map_err(step)?;
     if own.as_deref() != Some(&new_from[..]) {
         let m = format!("transfer {id} does not read its own write of {fk:?}: {own:?}");
         return Err(Step::Stop(Failure::Mismatch(m)));

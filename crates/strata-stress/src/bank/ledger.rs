@@ -149,7 +149,7 @@ pub fn open(path: &Path, opts: &Options) -> Result<Handles, Failure> {
 /// new; a database opened before must be of the same size.
 pub fn init(h: &Handles, bank: Bank) -> Result<Bank, Failure> {
     let meta = format!("accounts={} start={}", bank.accounts, bank.start).into_bytes();
-    match h.db.get(&ReadOptions::new(), META)? {
+    match h.db.get(META)? {
         Some(m) if m == meta => Ok(bank),
         Some(m) => Err(Failure::Tool(format!(
             "the database holds another bank ({}); use a new directory",
@@ -161,7 +161,7 @@ pub fn init(h: &Handles, bank: Bank) -> Result<Bank, Failure> {
                 b.put_cf(&h.accounts, account_key(a), balance_value(bank.start));
             }
             b.put(META, &meta);
-            h.db.write(&WriteOptions { sync: true, disable_wal: false }, b)?;
+            h.db.write_opt(&WriteOptions { sync: true, disable_wal: false }, b)?;
             Ok(bank)
         }
     }
@@ -169,8 +169,7 @@ pub fn init(h: &Handles, bank: Bank) -> Result<Bank, Failure> {
 
 /// The bank recorded in the database.
 pub fn read_bank(h: &Handles) -> Result<Bank, Failure> {
-    let m =
-        h.db.get(&ReadOptions::new(), META)?.ok_or_else(|| Failure::Tool("not a bank database".into()))?;
+    let m = h.db.get(META)?.ok_or_else(|| Failure::Tool("not a bank database".into()))?;
     let s = String::from_utf8_lossy(&m);
     let field = |name: &str| {
         s.split(' ')
@@ -189,7 +188,7 @@ fn at(snapshot: Option<&Snapshot>) -> ReadOptions {
 pub fn balances(h: &Handles, bank: Bank, snapshot: Option<&Snapshot>) -> Result<Vec<i64>, Failure> {
     let keys: Vec<Vec<u8>> = (0..bank.accounts).map(account_key).collect();
     let refs: Vec<&[u8]> = keys.iter().map(Vec::as_slice).collect();
-    let values = h.db.multi_get_cf(&h.accounts, &at(snapshot), &refs);
+    let values = h.db.multi_get_cf_opt(&h.accounts, &at(snapshot), &refs);
     keys.iter().zip(values).map(|(k, v)| parse_balance(k, v?)).collect()
 }
 
@@ -230,7 +229,7 @@ pub fn audit(
     check_total(bank, &stored, when)?;
     let mut expected = vec![bank.start; bank.accounts as usize];
     let mut audit = Audit::default();
-    let mut it = h.db.iter_cf(&h.journal, &at(snapshot))?;
+    let mut it = h.db.cursor_cf(&h.journal, &at(snapshot))?;
     it.seek_to_first();
     while it.valid() {
         let (id, t) = parse_entry(it.key(), it.value(), when)?;

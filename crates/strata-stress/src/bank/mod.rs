@@ -395,7 +395,7 @@ fn check_prefixes(
 
 #[cfg(test)]
 mod tests {
-    use strata::{ReadOptions, WriteBatch, WriteOptions};
+    use strata::{WriteBatch, WriteOptions};
 
     use super::ledger::{self, Bank, Transfer, TransferId};
     use super::*;
@@ -426,7 +426,7 @@ mod tests {
                 ledger::balance_value(now[t.to as usize] + t.amount),
             );
         }
-        h.db.write(&W, b).unwrap();
+        h.db.write_opt(&W, b).unwrap();
     }
 
     #[test]
@@ -441,17 +441,14 @@ mod tests {
         write(&h, id(0, 0, 1), t, true, false);
         assert!(matches!(ledger::audit(&h, BANK, None, "journal only", None), Err(Failure::Mismatch(_))));
         assert!(ledger::audit(&h, BANK, Some(&snap), "before", None).is_ok());
-        h.db.delete_cf(&h.journal, &W, &id(0, 0, 1).key()).unwrap();
+        h.db.delete_cf_opt(&h.journal, &W, &id(0, 0, 1).key()).unwrap();
         write(&h, id(0, 0, 1), t, false, true);
         assert!(matches!(ledger::audit(&h, BANK, None, "balances only", None), Err(Failure::Mismatch(_))));
-        h.db.put_cf(&h.accounts, &W, &ledger::account_key(0), b"11").unwrap();
+        h.db.put_cf_opt(&h.accounts, &W, &ledger::account_key(0), b"11").unwrap();
         let all = ledger::balances(&h, BANK, None).unwrap();
         assert!(matches!(ledger::check_total(BANK, &all, "one more"), Err(Failure::Mismatch(_))));
         assert!(ledger::init(&h, Bank { accounts: 5, start: 10 }).is_err(), "another bank's size");
-        assert_eq!(
-            h.db.get(&ReadOptions::new(), b"bank").unwrap().as_deref(),
-            Some(&b"accounts=4 start=10"[..])
-        );
+        assert_eq!(h.db.get(b"bank").unwrap().as_deref(), Some(&b"accounts=4 start=10"[..]));
     }
 
     #[test]

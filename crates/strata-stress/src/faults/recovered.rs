@@ -141,7 +141,8 @@ pub fn check_image(
         open(img, tolerate, with_mode).map_err(|e| format!("open of the crash image failed: {e}"))?;
     let found = check(&db, img, hists, cut, salvaged.is_some())?;
     let sync = WriteOptions { sync: true, disable_wal: false };
-    db.put(&sync, PROBE_KEY, b"after recovery").map_err(|e| format!("write after recovery failed: {e}"))?;
+    db.put_opt(&sync, PROBE_KEY, b"after recovery")
+        .map_err(|e| format!("write after recovery failed: {e}"))?;
     db.close().map_err(|e| format!("close after recovery failed: {e}"))?;
     let again =
         Db::open(db_dir(), image_options(img.clone())).map_err(|e| format!("second open failed: {e}"))?;
@@ -157,7 +158,7 @@ pub fn check_image(
             ));
         }
     }
-    let probe = again.get(&ReadOptions::new(), PROBE_KEY).map_err(|e| format!("second open: {e}"))?;
+    let probe = again.get(PROBE_KEY).map_err(|e| format!("second open: {e}"))?;
     if probe.as_deref() != Some(&b"after recovery"[..]) {
         return Err("second open lost the synced write made after recovery".to_string());
     }
@@ -207,7 +208,7 @@ fn lost_files(fs: &dyn FileSystem, lost: &Path) -> Vec<String> {
 pub fn read_all(db: &Db, keys: u64) -> Result<Vec<Option<Vec<u8>>>, String> {
     let r = ReadOptions::new();
     let found = (0..keys)
-        .map(|k| db.get(&r, &key_bytes(k)).map_err(|e| format!("get k{k:08} after recovery: {e}")))
+        .map(|k| db.get_opt(&r, &key_bytes(k)).map_err(|e| format!("get k{k:08} after recovery: {e}")))
         .collect::<Result<Vec<_>, _>>()?;
     for reverse in [false, true] {
         check_scan(db, &found, reverse)?;
@@ -217,7 +218,7 @@ pub fn read_all(db: &Db, keys: u64) -> Result<Vec<Option<Vec<u8>>>, String> {
 
 fn check_scan(db: &Db, found: &[Option<Vec<u8>>], reverse: bool) -> Result<(), String> {
     let dir = if reverse { "backward" } else { "forward" };
-    let mut it = db.iter(&ReadOptions::new()).map_err(|e| format!("{dir} scan: {e}"))?;
+    let mut it = db.cursor(&ReadOptions::new()).map_err(|e| format!("{dir} scan: {e}"))?;
     if reverse {
         it.seek_to_last()
     } else {

@@ -200,7 +200,7 @@ impl<'a> Worker<'a> {
 
     /// Reads `key` to pin its pending failed write; false if the read failed.
     fn pin(&mut self, db: &Db, locked: &mut Locked<'_>, key: u64) -> Result<bool, Failure> {
-        match db.get(&ReadOptions::new(), &key_bytes(key)) {
+        match db.get(key_bytes(key)) {
             Ok(v) => {
                 locked
                     .check_live(key, v.as_deref())
@@ -249,7 +249,7 @@ impl<'a> Worker<'a> {
         let encoded: Vec<Vec<u8>> = keys.iter().map(|&k| key_bytes(k)).collect();
         let refs: Vec<&[u8]> = encoded.iter().map(Vec::as_slice).collect();
         let mut locked = self.sh.state.lock(&keys);
-        for (&k, got) in keys.iter().zip(db.multi_get(&ReadOptions::new(), &refs)) {
+        for (&k, got) in keys.iter().zip(db.multi_get(&refs)) {
             match got {
                 Ok(v) => {
                     locked
@@ -307,7 +307,7 @@ impl<'a> Worker<'a> {
         let expect = |k: u64| at[(k - r.lo) as usize];
         for _ in 0..2 {
             let k = self.rng.u64(r.lo..r.hi);
-            match db.get(&ro, &key_bytes(k)) {
+            match db.get_opt(&ro, &key_bytes(k)) {
                 Ok(v) if expect(k).bytes(k) == v => bump(&self.sh.stats.reads_verified, 1),
                 Ok(v) => {
                     return Err(mismatch(
@@ -463,9 +463,9 @@ fn issue_write(db: &Db, ops: &[(u64, WOp)], sync: bool) -> strata::Result<()> {
     if let [(k, op)] = ops {
         let key = key_bytes(*k);
         return match op {
-            WOp::Put(v) => db.put(&w, &key, &v.bytes(*k).expect("put of a present value")),
-            WOp::Delete => db.delete(&w, &key),
-            WOp::Merge(x) => db.merge(&w, &key, &x.to_le_bytes()),
+            WOp::Put(v) => db.put_opt(&w, &key, &v.bytes(*k).expect("put of a present value")),
+            WOp::Delete => db.delete_opt(&w, &key),
+            WOp::Merge(x) => db.merge_opt(&w, &key, &x.to_le_bytes()),
         };
     }
     let mut b = WriteBatch::new();
@@ -476,7 +476,7 @@ fn issue_write(db: &Db, ops: &[(u64, WOp)], sync: bool) -> strata::Result<()> {
             WOp::Merge(x) => b.merge(key_bytes(k), x.to_le_bytes()),
         };
     }
-    db.write(&w, b)
+    db.write_opt(&w, b)
 }
 
 fn mismatch(what: &str, key: u64, expected: &str, actual: Option<&[u8]>) -> Failure {
@@ -490,7 +490,7 @@ fn read_range(db: &Db, mut ro: ReadOptions, r: Range) -> strata::Result<Vec<(Vec
     if r.bounded {
         (ro.lower_bound, ro.upper_bound) = (Some(lo.clone()), Some(hi.clone()));
     }
-    let mut it = db.iter(&ro)?;
+    let mut it = db.cursor(&ro)?;
     match (r.bounded, r.reverse) {
         (false, false) => it.seek(&lo),
         (false, true) => it.seek_for_prev(&key_bytes(r.hi - 1)),

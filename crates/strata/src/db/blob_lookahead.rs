@@ -198,7 +198,7 @@ mod tests {
 
     use proptest::prelude::*;
 
-    use crate::{Db, Options, ReadOptions, WriteOptions};
+    use crate::{Db, Options, ReadOptions};
 
     fn open(dir: &std::path::Path, mmap: bool) -> Db {
         let opts = Options {
@@ -224,7 +224,7 @@ mod tests {
             for i in 0..keys {
                 let k = (i.wrapping_mul(7919) ^ u16::from(round)) % keys;
                 let v = value(k, round, 40 + usize::from(k % 50));
-                db.put(&WriteOptions::default(), &k.to_be_bytes(), &v).unwrap();
+                db.put(k.to_be_bytes(), &v).unwrap();
                 model.insert(k.to_be_bytes().to_vec(), v);
             }
             db.flush().unwrap();
@@ -237,7 +237,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let db = open(dir.path(), false);
         let model = scattered(&db, 500, 3);
-        let mut it = db.iter(&ReadOptions::new()).unwrap();
+        let mut it = db.cursor(&ReadOptions::new()).unwrap();
         it.seek_to_first();
         let mut got = Vec::new();
         while it.valid() {
@@ -255,7 +255,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let db = open(dir.path(), true);
         scattered(&db, 200, 2);
-        let mut it = db.iter(&ReadOptions::new()).unwrap();
+        let mut it = db.cursor(&ReadOptions::new()).unwrap();
         it.seek_to_first();
         while it.valid() {
             it.next();
@@ -264,7 +264,7 @@ mod tests {
         drop((it, db));
 
         let db = open(dir.path(), false);
-        let mut it = db.iter(&ReadOptions::new()).unwrap();
+        let mut it = db.cursor(&ReadOptions::new()).unwrap();
         for k in [3u16, 50, 150] {
             it.seek(&k.to_be_bytes());
             assert!(it.valid());
@@ -283,7 +283,7 @@ mod tests {
         let db = open(dir.path(), false);
         scattered(&db, 300, 2);
         let opts = ReadOptions { upper_bound: Some(104u16.to_be_bytes().to_vec()), ..ReadOptions::new() };
-        let mut it = db.iter(&opts).unwrap();
+        let mut it = db.cursor(&opts).unwrap();
         it.seek(&100u16.to_be_bytes());
         let mut n = 0;
         while it.valid() {
@@ -319,11 +319,11 @@ mod tests {
                 match v {
                     Some(len) => {
                         let val = value(*k, i as u8, 2 + len);
-                        db.put(&WriteOptions::default(), &key, &val).unwrap();
+                        db.put(&key, &val).unwrap();
                         model.insert(key, val);
                     }
                     None => {
-                        db.delete(&WriteOptions::default(), &key).unwrap();
+                        db.delete(&key).unwrap();
                         model.remove(&key);
                     }
                 }
@@ -335,7 +335,7 @@ mod tests {
                 snap.map(|(s, m)| (ReadOptions { snapshot: Some(s), ..ReadOptions::new() }, m)),
             );
             for (opts, model) in views {
-                let mut it = db.iter(&opts).unwrap();
+                let mut it = db.cursor(&opts).unwrap();
                 for &(from, steps) in &scans {
                     it.seek(&from.to_be_bytes());
                     let want: Vec<_> = model.range(from.to_be_bytes().to_vec()..).take(steps + 1).collect();

@@ -49,9 +49,9 @@ enum Direction {
 /// use strata::{Db, Options, ReadOptions, WriteOptions};
 /// let db = Db::open(dir.path(), Options::default())?;
 /// for (k, v) in [("a", "1"), ("c", "3"), ("e", "5")] {
-///     db.put(&WriteOptions::default(), k.as_bytes(), v.as_bytes())?;
+///     db.put(k.as_bytes(), v.as_bytes())?;
 /// }
-/// let mut it = db.iter(&ReadOptions::new())?;
+/// let mut it = db.cursor(&ReadOptions::new())?;
 /// assert!(!it.valid()); // not positioned yet
 ///
 /// // A full forward scan.
@@ -660,15 +660,15 @@ mod tests {
 
     #[test]
     fn blob_reads_are_counted_at_the_next_seek_and_on_drop() {
-        use crate::{Db, Options, WriteOptions};
+        use crate::{Db, Options};
         let dir = tempfile::tempdir().unwrap();
         let db = Db::open(dir.path(), Options { min_blob_size: 64, ..Options::default() }).unwrap();
         for k in [b"a", b"b", b"c"] {
-            db.put(&WriteOptions::default(), k, &[7u8; 100]).unwrap();
+            db.put(k, [7u8; 100]).unwrap();
         }
         db.flush().unwrap();
         let reads = || db.stats().blob_reads.load(Ordering::Relaxed);
-        let mut it = db.iter(&ReadOptions::new()).unwrap();
+        let mut it = db.cursor(&ReadOptions::new()).unwrap();
         it.seek(b"a");
         it.next();
         assert_eq!(it.value(), [7u8; 100]);
@@ -681,16 +681,16 @@ mod tests {
 
     #[test]
     fn seeks_across_more_blob_files_than_an_iterator_keeps_read_the_right_values() {
-        use crate::{Db, Options, WriteOptions};
+        use crate::{Db, Options};
         let dir = tempfile::tempdir().unwrap();
         let opts = Options { min_blob_size: 8, ..Options::default() };
         let db = Db::open(dir.path(), opts).unwrap();
         let files = KEPT_BLOB_FILES as u32 + 4;
         for i in 0..files {
-            db.put(&WriteOptions::default(), &i.to_be_bytes(), &[i as u8; 32]).unwrap();
+            db.put(i.to_be_bytes(), [i as u8; 32]).unwrap();
             db.flush().unwrap(); // one blob file per key
         }
-        let mut it = db.iter(&ReadOptions::new()).unwrap();
+        let mut it = db.cursor(&ReadOptions::new()).unwrap();
         // Each key once, then again in another order, so kept files are found, rotated and
         // evicted.
         let order = (0..files).chain((0..files).rev()).chain((0..files).step_by(3));

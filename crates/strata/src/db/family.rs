@@ -143,10 +143,10 @@ pub(crate) fn family_options(db: &Options, family: &Options) -> Options {
 /// // One batch across families is applied atomically.
 /// let mut batch = WriteBatch::new();
 /// batch.put_cf(&users, b"u1", b"ada").put_cf(&by_email, b"ada@example.com", b"u1");
-/// db.write(&WriteOptions::default(), batch)?;
+/// db.write(batch)?;
 ///
-/// assert_eq!(db.get_cf(&users, &ReadOptions::new(), b"u1")?.as_deref(), Some(&b"ada"[..]));
-/// assert_eq!(db.get(&ReadOptions::new(), b"u1")?, None); // the default family is separate
+/// assert_eq!(db.get_cf(&users, b"u1")?.as_deref(), Some(&b"ada"[..]));
+/// assert_eq!(db.get(b"u1")?, None); // the default family is separate
 /// assert_eq!(db.cf_names(), ["default", "users", "users_by_email"]);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
@@ -188,11 +188,11 @@ impl WriteBatch {
     /// use strata::{Db, Options, ReadOptions, WriteBatch, WriteOptions};
     /// let db = Db::open(dir.path(), Options::default())?;
     /// let cf = db.create_cf("sessions", Options::default())?;
-    /// db.put_cf(&cf, &WriteOptions::default(), b"s1", b"x")?;
+    /// db.put_cf(&cf, b"s1", b"x")?;
     /// let mut batch = WriteBatch::new();
     /// batch.delete_cf(&cf, b"s1");
-    /// db.write(&WriteOptions::default(), batch)?;
-    /// assert_eq!(db.get_cf(&cf, &ReadOptions::new(), b"s1")?, None);
+    /// db.write(batch)?;
+    /// assert_eq!(db.get_cf(&cf, b"s1")?, None);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn delete_cf(&mut self, cf: &ColumnFamily, key: impl AsRef<[u8]>) -> &mut Self {
@@ -211,8 +211,8 @@ impl WriteBatch {
     /// let cf = db.create_cf("counters", counters)?;
     /// let mut batch = WriteBatch::new();
     /// batch.merge_cf(&cf, b"hits", 2u64.to_le_bytes()).merge_cf(&cf, b"hits", 3u64.to_le_bytes());
-    /// db.write(&WriteOptions::default(), batch)?;
-    /// assert_eq!(db.get_cf(&cf, &ReadOptions::new(), b"hits")?, Some(5u64.to_le_bytes().to_vec()));
+    /// db.write(batch)?;
+    /// assert_eq!(db.get_cf(&cf, b"hits")?, Some(5u64.to_le_bytes().to_vec()));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn merge_cf(

@@ -29,13 +29,13 @@ impl Db {
     /// let counters = || Options { merge_operator: merge::builtin("uint64add"), ..Options::default() };
     /// let db = Db::open_cf(dir.path(), Options::default(), [("counters", counters())])?;
     /// let cf = db.cf("counters").unwrap();
-    /// db.merge_cf(&cf, &WriteOptions::default(), b"n", &7u64.to_le_bytes())?;
+    /// db.merge_cf(&cf, b"n", &7u64.to_le_bytes())?;
     /// db.close()?;
     ///
     /// assert_eq!(Db::list_cf(dir.path(), Options::default())?, ["default", "counters"]);
     /// let db = Db::open_cf(dir.path(), Options::default(), [("counters", counters())])?;
     /// let cf = db.cf("counters").unwrap();
-    /// assert_eq!(db.get_cf(&cf, &ReadOptions::new(), b"n")?, Some(7u64.to_le_bytes().to_vec()));
+    /// assert_eq!(db.get_cf(&cf, b"n")?, Some(7u64.to_le_bytes().to_vec()));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     ///
@@ -99,11 +99,11 @@ impl Db {
     /// use strata::{Db, Options, ReadOptions, WriteOptions};
     /// let db = Db::open(dir.path(), Options::default())?;
     /// let cf = db.create_cf("scratch", Options::default())?;
-    /// db.put_cf(&cf, &WriteOptions::default(), b"k", b"v")?;
+    /// db.put_cf(&cf, b"k", b"v")?;
     /// db.drop_cf(&cf)?;
-    /// assert!(db.get_cf(&cf, &ReadOptions::new(), b"k").is_err());
+    /// assert!(db.get_cf(&cf, b"k").is_err());
     /// let again = db.create_cf("scratch", Options::default())?;
-    /// assert_eq!(db.get_cf(&again, &ReadOptions::new(), b"k")?, None);
+    /// assert_eq!(db.get_cf(&again, b"k")?, None);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     ///
@@ -132,13 +132,13 @@ impl Db {
     ///
     /// # Errors
     /// As [`Db::get`]; `InvalidArgument` when the family was dropped.
-    pub fn get_cf(&self, cf: &ColumnFamily, opts: &ReadOptions, key: &[u8]) -> Result<Option<Vec<u8>>> {
+    pub fn get_cf_opt(&self, cf: &ColumnFamily, opts: &ReadOptions, key: &[u8]) -> Result<Option<Vec<u8>>> {
         let family = live(cf)?;
         self.inner.timed(&self.inner.stats.get_latency, || self.inner.get(family, opts, key))
     }
 
     /// [`Db::multi_get`] in column family `cf`.
-    pub fn multi_get_cf(
+    pub fn multi_get_cf_opt(
         &self,
         cf: &ColumnFamily,
         opts: &ReadOptions,
@@ -154,7 +154,7 @@ impl Db {
     ///
     /// # Errors
     /// As [`Db::iter`]; `InvalidArgument` when the family was dropped.
-    pub fn iter_cf(&self, cf: &ColumnFamily, opts: &ReadOptions) -> Result<DbIterator> {
+    pub fn cursor_cf(&self, cf: &ColumnFamily, opts: &ReadOptions) -> Result<DbIterator> {
         live(cf)?;
         let family = (cf.family.id != self.inner.default.id).then(|| Arc::clone(&cf.family));
         DbIterator::new(&self.inner, family, opts)
@@ -164,30 +164,36 @@ impl Db {
     ///
     /// # Errors
     /// As [`Db::put`]; `InvalidArgument` when the family was dropped.
-    pub fn put_cf(&self, cf: &ColumnFamily, opts: &WriteOptions, key: &[u8], value: &[u8]) -> Result<()> {
+    pub fn put_cf_opt(&self, cf: &ColumnFamily, opts: &WriteOptions, key: &[u8], value: &[u8]) -> Result<()> {
         let mut b = WriteBatch::for_one_record(key.len() + 5, value.len());
         b.put_cf(cf, key, value);
-        self.write(opts, b)
+        self.write_opt(opts, b)
     }
 
     /// [`Db::delete`] in column family `cf`.
     ///
     /// # Errors
     /// As [`Db::delete`]; `InvalidArgument` when the family was dropped.
-    pub fn delete_cf(&self, cf: &ColumnFamily, opts: &WriteOptions, key: &[u8]) -> Result<()> {
+    pub fn delete_cf_opt(&self, cf: &ColumnFamily, opts: &WriteOptions, key: &[u8]) -> Result<()> {
         let mut b = WriteBatch::for_one_record(key.len() + 5, 0);
         b.delete_cf(cf, key);
-        self.write(opts, b)
+        self.write_opt(opts, b)
     }
 
     /// [`Db::merge`] in column family `cf`, folded by that family's merge operator.
     ///
     /// # Errors
     /// As [`Db::merge`]; `InvalidArgument` when the family was dropped or has no merge operator.
-    pub fn merge_cf(&self, cf: &ColumnFamily, opts: &WriteOptions, key: &[u8], operand: &[u8]) -> Result<()> {
+    pub fn merge_cf_opt(
+        &self,
+        cf: &ColumnFamily,
+        opts: &WriteOptions,
+        key: &[u8],
+        operand: &[u8],
+    ) -> Result<()> {
         let mut b = WriteBatch::for_one_record(key.len() + 5, operand.len());
         b.merge_cf(cf, key, operand);
-        self.write(opts, b)
+        self.write_opt(opts, b)
     }
 
     /// [`Db::flush`] for column family `cf`: its memtable goes to a table, and WALs no family
@@ -240,7 +246,7 @@ impl Db {
     /// use strata::{Db, Options, WriteOptions};
     /// let db = Db::open(dir.path(), Options::default())?;
     /// let cf = db.create_cf("events", Options::default())?;
-    /// db.put_cf(&cf, &WriteOptions::default(), b"k", b"v")?;
+    /// db.put_cf(&cf, b"k", b"v")?;
     /// db.flush_cf(&cf)?;
     /// assert_eq!(db.property_cf(&cf, "strata.num-files-at-level0").as_deref(), Some("1"));
     /// assert_eq!(db.property("strata.num-files-at-level0").as_deref(), Some("0"));

@@ -133,7 +133,7 @@ mod tests {
     use crate::{Db, Options, ReadOptions, WriteOptions};
 
     fn keys(db: &Db, opts: &ReadOptions) -> Vec<Vec<u8>> {
-        let mut it = db.iter(opts).unwrap();
+        let mut it = db.cursor(opts).unwrap();
         let mut out = Vec::new();
         it.seek_to_first();
         while it.valid() {
@@ -149,19 +149,19 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let db = Db::open(dir.path(), Options::default()).unwrap();
         let w = WriteOptions::default();
-        db.put(&w, b"a", b"1").unwrap();
+        db.put_opt(&w, b"a", b"1").unwrap();
         assert_eq!(keys(&db, &ReadOptions::new()), [b"a".to_vec()]);
         assert_eq!(db.inner.iter_pool.len(), 1, "the dropped iterator was kept");
         let snap = db.snapshot();
-        db.put(&w, b"b", b"2").unwrap();
-        db.put(&w, b"c", b"3").unwrap();
+        db.put_opt(&w, b"b", b"2").unwrap();
+        db.put_opt(&w, b"c", b"3").unwrap();
         // Same memtable, so the same super version: reused, with the new sequence number.
         assert_eq!(keys(&db, &ReadOptions::new()), [b"a".to_vec(), b"b".to_vec(), b"c".to_vec()]);
         let at_snap = ReadOptions { snapshot: Some(snap), ..ReadOptions::new() };
         assert_eq!(keys(&db, &at_snap), [b"a".to_vec()]);
         let bounded = ReadOptions { lower_bound: Some(b"b".to_vec()), ..ReadOptions::new() };
         assert_eq!(keys(&db, &bounded), [b"b".to_vec(), b"c".to_vec()]);
-        let mut it = db.iter(&ReadOptions::new()).unwrap();
+        let mut it = db.cursor(&ReadOptions::new()).unwrap();
         assert!(!it.valid(), "a reused iterator starts unpositioned");
         it.next();
         assert!(!it.valid());
@@ -173,7 +173,7 @@ mod tests {
     fn a_new_super_version_empties_every_threads_slot() {
         let dir = tempfile::tempdir().unwrap();
         let db = Db::open(dir.path(), Options::default()).unwrap();
-        db.put(&WriteOptions::default(), b"a", b"1").unwrap();
+        db.put(b"a", b"1").unwrap();
         keys(&db, &ReadOptions::new());
         std::thread::scope(|s| {
             s.spawn(|| keys(&db, &ReadOptions::new()));
@@ -193,8 +193,8 @@ mod tests {
     fn an_iterator_that_outlived_an_install_is_not_kept() {
         let dir = tempfile::tempdir().unwrap();
         let db = Db::open(dir.path(), Options::default()).unwrap();
-        db.put(&WriteOptions::default(), b"a", b"1").unwrap();
-        let mut it = db.iter(&ReadOptions::new()).unwrap();
+        db.put(b"a", b"1").unwrap();
+        let mut it = db.cursor(&ReadOptions::new()).unwrap();
         it.seek_to_first();
         db.flush().unwrap();
         drop(it);
@@ -205,7 +205,7 @@ mod tests {
     fn other_read_options_get_a_fresh_iterator() {
         let dir = tempfile::tempdir().unwrap();
         let db = Db::open(dir.path(), Options::default()).unwrap();
-        db.put(&WriteOptions::default(), b"a", b"1").unwrap();
+        db.put(b"a", b"1").unwrap();
         db.flush().unwrap();
         keys(&db, &ReadOptions::new());
         let no_fill = ReadOptions { fill_cache: false, ..ReadOptions::new() };
@@ -220,7 +220,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         {
             let db = Db::open(dir.path(), Options::default()).unwrap();
-            db.put(&WriteOptions::default(), b"a", b"1").unwrap();
+            db.put(b"a", b"1").unwrap();
             // In the last level, so the pooled iterator holds a level iterator and its opener.
             db.compact_range(None, None).unwrap();
             keys(&db, &ReadOptions::new());
@@ -235,9 +235,9 @@ mod tests {
     fn an_iterator_that_outlives_its_database_handle_frees_it_when_dropped() {
         let dir = tempfile::tempdir().unwrap();
         let db = Db::open(dir.path(), Options::default()).unwrap();
-        db.put(&WriteOptions::default(), b"a", b"1").unwrap();
+        db.put(b"a", b"1").unwrap();
         db.compact_range(None, None).unwrap();
-        let mut it = db.iter(&ReadOptions::new()).unwrap();
+        let mut it = db.cursor(&ReadOptions::new()).unwrap();
         assert_eq!(db.inner.iter_pool.handles(), 1);
         let other_thread = std::thread::scope(|s| s.spawn(|| keys(&db, &ReadOptions::new())).join().unwrap());
         assert_eq!(other_thread, [b"a".to_vec()]);

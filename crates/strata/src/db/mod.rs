@@ -6,8 +6,8 @@
 //! # let dir = tempfile::tempdir()?;
 //! use strata::{Db, Options, ReadOptions, WriteOptions};
 //! let db = Db::open(dir.path(), Options::default())?;
-//! db.put(&WriteOptions::default(), b"hello", b"world")?;
-//! assert_eq!(db.get(&ReadOptions::new(), b"hello")?, Some(b"world".to_vec()));
+//! db.put(b"hello", b"world")?;
+//! assert_eq!(db.get(b"hello")?, Some(b"world".to_vec()));
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
@@ -25,6 +25,7 @@ mod background;
 mod blob_lookahead;
 mod checkpoint;
 mod db_iter;
+mod entries;
 mod families;
 mod family;
 mod family_api;
@@ -38,6 +39,7 @@ mod read;
 mod recovery_report;
 mod repair;
 mod resume;
+mod short_forms;
 mod table_cache;
 pub(crate) mod wal_replay;
 mod write;
@@ -52,6 +54,7 @@ use arc_swap::ArcSwap;
 use parking_lot::{Condvar, Mutex};
 
 pub use db_iter::DbIterator;
+pub use entries::Iter;
 pub use family::ColumnFamily;
 pub use properties::Stats;
 pub use repair::{DanglingBlobs, LostFile, RepairReport, LOST_DIR};
@@ -142,7 +145,7 @@ pub(crate) struct DbInner {
 ///         let db = db.clone();
 ///         std::thread::spawn(move || -> strata::Result<()> {
 ///             for i in 0..100u32 {
-///                 db.put(&WriteOptions::default(), format!("{t}-{i:03}").as_bytes(), b"v")?;
+///                 db.put(format!("{t}-{i:03}").as_bytes(), b"v")?;
 ///             }
 ///             Ok(())
 ///         })
@@ -151,7 +154,7 @@ pub(crate) struct DbInner {
 /// for w in writers {
 ///     w.join().unwrap()?;
 /// }
-/// let mut it = db.iter(&ReadOptions::new())?;
+/// let mut it = db.cursor(&ReadOptions::new())?;
 /// it.seek_to_first();
 /// let mut n = 0;
 /// while it.valid() {
@@ -212,10 +215,10 @@ impl Db {
     /// # let dir = tempfile::tempdir()?;
     /// use strata::{Db, Options, ReadOptions, WriteOptions};
     /// let db = Db::open(dir.path(), Options::default())?;
-    /// db.put(&WriteOptions::default(), b"k", b"v")?;
+    /// db.put(b"k", b"v")?;
     /// let reader = Db::open_read_only(dir.path(), Options::default())?;
-    /// assert_eq!(reader.get(&ReadOptions::new(), b"k")?.as_deref(), Some(&b"v"[..]));
-    /// assert!(reader.put(&WriteOptions::default(), b"k", b"w").is_err());
+    /// assert_eq!(reader.get(b"k")?.as_deref(), Some(&b"v"[..]));
+    /// assert!(reader.put(b"k", b"w").is_err());
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn open_read_only(path: impl AsRef<Path>, opts: Options) -> Result<Db> {
@@ -246,9 +249,9 @@ impl Db {
     /// # let dir = tempfile::tempdir()?;
     /// use strata::{Db, Options, ReadOptions, WriteOptions};
     /// let db = Db::open(dir.path(), Options::default())?;
-    /// db.put(&WriteOptions::default(), b"k", b"v")?;
+    /// db.put(b"k", b"v")?;
     /// db.flush()?;
-    /// db.put(&WriteOptions::default(), b"only-in-the-wal", b"w")?;
+    /// db.put(b"only-in-the-wal", b"w")?;
     /// drop(db);
     /// std::fs::remove_file(dir.path().join("CURRENT"))?; // the database no longer opens
     ///
@@ -256,8 +259,8 @@ impl Db {
     /// assert!(report.is_clean(), "{report:?}");
     /// assert_eq!(report.wal_records_salvaged, 1);
     /// let db = Db::open(dir.path(), Options::default())?;
-    /// assert_eq!(db.get(&ReadOptions::new(), b"k")?.as_deref(), Some(&b"v"[..]));
-    /// assert_eq!(db.get(&ReadOptions::new(), b"only-in-the-wal")?.as_deref(), Some(&b"w"[..]));
+    /// assert_eq!(db.get(b"k")?.as_deref(), Some(&b"v"[..]));
+    /// assert_eq!(db.get(b"only-in-the-wal")?.as_deref(), Some(&b"w"[..]));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn repair(path: impl AsRef<Path>, opts: Options) -> Result<RepairReport> {
@@ -267,7 +270,7 @@ impl Db {
     /// Sets `key` to `value`, replacing any previous value.
     ///
     /// # Errors
-    /// `InvalidArgument` for an empty key or a key or value over
+    /// `InvalidArgument` for a key or value over
     /// [`MAX_KEY_LEN`](crate::batch::MAX_KEY_LEN) / [`MAX_VALUE_LEN`](crate::batch::MAX_VALUE_LEN),
     /// `ReadOnly` on a read-only handle, `Background` after a background failure, `Io` when the
     /// WAL cannot be written.
@@ -276,15 +279,15 @@ impl Db {
     /// # let dir = tempfile::tempdir()?;
     /// use strata::{Db, Options, ReadOptions, WriteOptions};
     /// let db = Db::open(dir.path(), Options::default())?;
-    /// db.put(&WriteOptions { sync: true, disable_wal: false }, b"k", b"v")?; // durable on return
-    /// assert_eq!(db.get(&ReadOptions::new(), b"k")?, Some(b"v".to_vec()));
+    /// db.put_opt(&WriteOptions { sync: true, disable_wal: false }, b"k", b"v")?; // durable on return
+    /// assert_eq!(db.get(b"k")?, Some(b"v".to_vec()));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn put(&self, opts: &WriteOptions, key: &[u8], value: &[u8]) -> Result<()> {
+    pub fn put_opt(&self, opts: &WriteOptions, key: &[u8], value: &[u8]) -> Result<()> {
         self.inner.default.slot_hint.load().prefetch(key);
         let mut b = WriteBatch::for_one_record(key.len(), value.len());
         b.put(key, value);
-        self.write(opts, b)
+        self.write_opt(opts, b)
     }
 
     /// Deletes `key` (a no-op if absent).
@@ -296,16 +299,16 @@ impl Db {
     /// # let dir = tempfile::tempdir()?;
     /// use strata::{Db, Options, ReadOptions, WriteOptions};
     /// let db = Db::open(dir.path(), Options::default())?;
-    /// db.put(&WriteOptions::default(), b"k", b"v")?;
-    /// db.delete(&WriteOptions::default(), b"k")?;
-    /// assert_eq!(db.get(&ReadOptions::new(), b"k")?, None);
+    /// db.put(b"k", b"v")?;
+    /// db.delete(b"k")?;
+    /// assert_eq!(db.get(b"k")?, None);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn delete(&self, opts: &WriteOptions, key: &[u8]) -> Result<()> {
+    pub fn delete_opt(&self, opts: &WriteOptions, key: &[u8]) -> Result<()> {
         self.inner.default.slot_hint.load().prefetch(key);
         let mut b = WriteBatch::for_one_record(key.len(), 0);
         b.delete(key);
-        self.write(opts, b)
+        self.write_opt(opts, b)
     }
 
     /// Adds a merge operand for `key`; reads fold the operands onto the value with the
@@ -320,16 +323,16 @@ impl Db {
     /// let opts = Options { merge_operator: merge::builtin("uint64add"), ..Options::default() };
     /// let db = Db::open(dir.path(), opts)?;
     /// for _ in 0..3 {
-    ///     db.merge(&WriteOptions::default(), b"hits", &1u64.to_le_bytes())?;
+    ///     db.merge(b"hits", &1u64.to_le_bytes())?;
     /// }
-    /// assert_eq!(db.get(&ReadOptions::new(), b"hits")?, Some(3u64.to_le_bytes().to_vec()));
+    /// assert_eq!(db.get(b"hits")?, Some(3u64.to_le_bytes().to_vec()));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn merge(&self, opts: &WriteOptions, key: &[u8], operand: &[u8]) -> Result<()> {
+    pub fn merge_opt(&self, opts: &WriteOptions, key: &[u8], operand: &[u8]) -> Result<()> {
         self.inner.default.slot_hint.load().prefetch(key);
         let mut b = WriteBatch::for_one_record(key.len(), operand.len());
         b.merge(key, operand);
-        self.write(opts, b)
+        self.write_opt(opts, b)
     }
 
     /// Applies `batch` atomically: after a crash either all of it or none of it is present. An
@@ -343,15 +346,15 @@ impl Db {
     /// # let dir = tempfile::tempdir()?;
     /// use strata::{Db, Options, ReadOptions, WriteBatch, WriteOptions};
     /// let db = Db::open(dir.path(), Options::default())?;
-    /// db.put(&WriteOptions::default(), b"c", b"0")?;
+    /// db.put(b"c", b"0")?;
     /// let mut batch = WriteBatch::new();
     /// batch.put(b"a", b"1").put(b"b", b"2").delete(b"c");
-    /// db.write(&WriteOptions::default(), batch)?; // all three or none, even across a crash
-    /// assert_eq!(db.get(&ReadOptions::new(), b"b")?, Some(b"2".to_vec()));
-    /// assert_eq!(db.get(&ReadOptions::new(), b"c")?, None);
+    /// db.write(batch)?; // all three or none, even across a crash
+    /// assert_eq!(db.get(b"b")?, Some(b"2".to_vec()));
+    /// assert_eq!(db.get(b"c")?, None);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn write(&self, opts: &WriteOptions, batch: WriteBatch) -> Result<()> {
+    pub fn write_opt(&self, opts: &WriteOptions, batch: WriteBatch) -> Result<()> {
         if self.inner.read_only {
             return Err(Error::ReadOnly);
         }
@@ -374,10 +377,10 @@ impl Db {
     /// # let dir = tempfile::tempdir()?;
     /// use strata::{Db, Options, ReadOptions, WriteOptions};
     /// let db = Db::open(dir.path(), Options::default())?;
-    /// assert_eq!(db.get(&ReadOptions::new(), b"missing")?, None);
+    /// assert_eq!(db.get(b"missing")?, None);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn get(&self, opts: &ReadOptions, key: &[u8]) -> Result<Option<Vec<u8>>> {
+    pub fn get_opt(&self, opts: &ReadOptions, key: &[u8]) -> Result<Option<Vec<u8>>> {
         self.inner.timed(&self.inner.stats.get_latency, || self.inner.get(&self.inner.default, opts, key))
     }
 
@@ -390,16 +393,16 @@ impl Db {
     /// # let dir = tempfile::tempdir()?;
     /// use strata::{Db, Options, ReadOptions, WriteOptions};
     /// let db = Db::open(dir.path(), Options::default())?;
-    /// db.put(&WriteOptions::default(), b"a", b"1")?;
-    /// db.put(&WriteOptions::default(), b"c", b"3")?;
-    /// let got = db.multi_get(&ReadOptions::new(), &[b"a", b"b", b"c"]);
+    /// db.put(b"a", b"1")?;
+    /// db.put(b"c", b"3")?;
+    /// let got = db.multi_get([&b"a"[..], b"b", b"c"]);
     /// assert_eq!(got.len(), 3);
     /// assert_eq!(got[0].as_ref().unwrap().as_deref(), Some(&b"1"[..]));
     /// assert_eq!(got[1].as_ref().unwrap(), &None);
     /// assert_eq!(got[2].as_ref().unwrap().as_deref(), Some(&b"3"[..]));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn multi_get(&self, opts: &ReadOptions, keys: &[&[u8]]) -> Vec<Result<Option<Vec<u8>>>> {
+    pub fn multi_get_opt(&self, opts: &ReadOptions, keys: &[&[u8]]) -> Vec<Result<Option<Vec<u8>>>> {
         self.multi_get_in(&self.inner.default, opts, keys)
     }
 
@@ -434,9 +437,9 @@ impl Db {
     /// use strata::{Db, Options, ReadOptions, WriteOptions};
     /// let db = Db::open(dir.path(), Options::default())?;
     /// for k in ["a1", "a2", "b1"] {
-    ///     db.put(&WriteOptions::default(), k.as_bytes(), b"v")?;
+    ///     db.put(k.as_bytes(), b"v")?;
     /// }
-    /// let mut it = db.iter(&ReadOptions { prefix: Some(b"a".to_vec()), ..ReadOptions::new() })?;
+    /// let mut it = db.cursor(&ReadOptions { prefix: Some(b"a".to_vec()), ..ReadOptions::new() })?;
     /// it.seek_to_last();
     /// let mut keys = Vec::new();
     /// while it.valid() {
@@ -447,7 +450,7 @@ impl Db {
     /// assert_eq!(keys, vec![b"a2".to_vec(), b"a1".to_vec()]);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn iter(&self, opts: &ReadOptions) -> Result<DbIterator> {
+    pub fn cursor(&self, opts: &ReadOptions) -> Result<DbIterator> {
         DbIterator::new(&self.inner, None, opts)
     }
 
@@ -457,11 +460,11 @@ impl Db {
     /// # let dir = tempfile::tempdir()?;
     /// use strata::{Db, Options, ReadOptions, WriteOptions};
     /// let db = Db::open(dir.path(), Options::default())?;
-    /// db.put(&WriteOptions::default(), b"k", b"old")?;
+    /// db.put(b"k", b"old")?;
     /// let snap = db.snapshot();
-    /// db.put(&WriteOptions::default(), b"k", b"new")?;
+    /// db.put(b"k", b"new")?;
     /// let at = ReadOptions { snapshot: Some(snap), ..ReadOptions::new() };
-    /// assert_eq!(db.get(&at, b"k")?, Some(b"old".to_vec()));
+    /// assert_eq!(db.get_opt(&at, b"k")?, Some(b"old".to_vec()));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn snapshot(&self) -> Snapshot {
@@ -479,7 +482,7 @@ impl Db {
     /// # let dir = tempfile::tempdir()?;
     /// use strata::{Db, Options, WriteOptions};
     /// let db = Db::open(dir.path(), Options::default())?;
-    /// db.put(&WriteOptions::default(), b"k", b"v")?;
+    /// db.put(b"k", b"v")?;
     /// db.flush()?;
     /// assert_eq!(db.property("strata.num-files-at-level0").as_deref(), Some("1"));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -509,7 +512,7 @@ impl Db {
     /// use strata::{Db, Options, WriteOptions};
     /// let db = Db::open(dir.path(), Options::default())?;
     /// for i in 0..100u32 {
-    ///     db.put(&WriteOptions::default(), &i.to_be_bytes(), b"v")?; // sync = false
+    ///     db.put(&i.to_be_bytes(), b"v")?; // sync = false
     /// }
     /// db.sync_wal()?; // all 100 now survive a power loss
     /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -548,7 +551,7 @@ impl Db {
     /// use strata::{Db, Error, Options, WriteOptions};
     /// let db = Db::open(dir.path(), Options::default())?;
     /// db.resume()?; // no background error: nothing to do
-    /// if let Err(e) = db.put(&WriteOptions::default(), b"k", b"v") {
+    /// if let Err(e) = db.put(b"k", b"v") {
     ///     if e.is_retryable() {
     ///         // e.g. ENOSPC: free some space, then
     ///         db.resume()?;
@@ -578,12 +581,12 @@ impl Db {
     /// # let dir = tempfile::tempdir()?;
     /// use strata::{Db, Options, ReadOptions, WriteOptions};
     /// let db = Db::open(dir.path().join("live"), Options::default())?;
-    /// db.put(&WriteOptions::default(), b"k", b"v1")?;
+    /// db.put(b"k", b"v1")?;
     /// db.checkpoint(dir.path().join("backup"))?;
-    /// db.put(&WriteOptions::default(), b"k", b"v2")?;
+    /// db.put(b"k", b"v2")?;
     ///
     /// let backup = Db::open(dir.path().join("backup"), Options::default())?;
-    /// assert_eq!(backup.get(&ReadOptions::new(), b"k")?, Some(b"v1".to_vec()));
+    /// assert_eq!(backup.get(b"k")?, Some(b"v1".to_vec()));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn checkpoint(&self, target: impl AsRef<Path>) -> Result<()> {
@@ -603,7 +606,7 @@ impl Db {
     /// # let dir = tempfile::tempdir()?;
     /// use strata::{Db, Options, WriteOptions};
     /// let db = Db::open(dir.path(), Options::default())?;
-    /// db.put(&WriteOptions::default(), b"k", b"v")?;
+    /// db.put(b"k", b"v")?;
     /// db.compact_range(None, None)?; // everything ends up in the last level
     /// assert_eq!(db.property("strata.num-files-at-level0").as_deref(), Some("0"));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
@@ -635,7 +638,7 @@ impl Db {
     /// use strata::{Db, Options, WriteOptions};
     /// let db = Db::open(dir.path(), Options::default())?;
     /// for round in 0..4u8 {
-    ///     db.put(&WriteOptions::default(), &[round], b"v")?;
+    ///     db.put(&[round], b"v")?;
     ///     db.flush()?; // the fourth flush reaches the level-0 compaction trigger
     /// }
     /// assert!(db.wait_for_compactions(None)?);
@@ -703,7 +706,7 @@ impl Db {
     /// let before = db.latest_sequence();
     /// let mut batch = WriteBatch::new();
     /// batch.put(b"a", b"1").put(b"b", b"2").delete(b"c");
-    /// db.write(&WriteOptions::default(), batch)?;
+    /// db.write(batch)?;
     /// assert_eq!(db.latest_sequence(), before + 3);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
@@ -735,10 +738,10 @@ impl Db {
     /// # let dir = tempfile::tempdir()?;
     /// use strata::{Db, Options, ReadOptions, WriteOptions};
     /// let db = Db::open(dir.path(), Options::default())?;
-    /// db.put(&WriteOptions::default(), b"k", b"v")?;
+    /// db.put(b"k", b"v")?;
     /// db.close()?;
     /// let again = Db::open(dir.path(), Options::default())?; // the lock was released
-    /// assert_eq!(again.get(&ReadOptions::new(), b"k")?, Some(b"v".to_vec()));
+    /// assert_eq!(again.get(b"k")?, Some(b"v".to_vec()));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn close(self) -> Result<()> {

@@ -25,11 +25,11 @@ use crate::options::NUM_LEVELS;
 /// // Values of 64 bytes or more go to blob files when flushed; latency histograms on.
 /// let opts = Options { min_blob_size: 64, latency_histograms: true, ..Options::default() };
 /// let db = Db::open(dir.path(), opts)?;
-/// db.put(&WriteOptions { sync: true, disable_wal: false }, b"small", b"v")?;
-/// db.put(&WriteOptions::default(), b"large", &[7u8; 100])?;
+/// db.put_opt(&WriteOptions { sync: true, disable_wal: false }, b"small", b"v")?;
+/// db.put(b"large", &[7u8; 100])?;
 /// db.flush()?;
-/// assert_eq!(db.get(&ReadOptions::new(), b"large")?, Some(vec![7u8; 100]));
-/// assert_eq!(db.get(&ReadOptions::new(), b"missing")?, None);
+/// assert_eq!(db.get(b"large")?, Some(vec![7u8; 100]));
+/// assert_eq!(db.get(b"missing")?, None);
 ///
 /// let stats = db.stats();
 /// assert_eq!(stats.keys_written.load(Relaxed), 2);
@@ -123,7 +123,7 @@ impl Stats {
     /// # let dir = tempfile::tempdir()?;
     /// use strata::{Db, Options, ReadOptions};
     /// let db = Db::open(dir.path(), Options { latency_histograms: true, ..Options::default() })?;
-    /// db.get(&ReadOptions::new(), b"k")?;
+    /// db.get(b"k")?;
     /// let text = db.stats().histograms_text();
     /// let get_line = text.lines().find(|l| l.starts_with("strata.db.get.micros")).unwrap();
     /// assert!(get_line.contains("COUNT : 1"));

@@ -338,26 +338,26 @@ pub trait FileLock: Send + Sync {}
 ///
 /// let fs = Arc::new(DiskFullFs::default());
 /// let db = Db::open(dir.path(), Options { fs: fs.clone(), ..Options::default() })?;
-/// db.put(&WriteOptions::default(), b"a", b"1")?;
+/// db.put(b"a", b"1")?;
 /// db.flush()?;
 ///
 /// fs.fail_tables.store(true, Ordering::SeqCst);
-/// db.put(&WriteOptions::default(), b"b", b"2")?; // in the WAL and the memtable
+/// db.put(b"b", b"2")?; // in the WAL and the memtable
 /// let err = db.flush().unwrap_err();
 /// assert!(matches!(err, Error::Background { .. }) && err.to_string().contains("disk full"), "{err}");
 /// let cause = err.background_cause();
 /// assert!(matches!(cause, Some(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::StorageFull));
 /// // The database is now read-only until resumed or reopened.
-/// assert!(matches!(db.put(&WriteOptions::default(), b"c", b"3"), Err(Error::Background { .. })));
+/// assert!(matches!(db.put(b"c", b"3"), Err(Error::Background { .. })));
 ///
 /// // A full disk is retryable: once there is space again, `resume` retries the flush.
 /// fs.fail_tables.store(false, Ordering::SeqCst);
 /// db.resume()?;
-/// db.put(&WriteOptions::default(), b"c", b"3")?;
+/// db.put(b"c", b"3")?;
 /// drop(db);
 /// let db = Db::open(dir.path(), Options { fs, ..Options::default() })?;
-/// assert_eq!(db.get(&ReadOptions::new(), b"b")?, Some(b"2".to_vec()));
-/// assert_eq!(db.get(&ReadOptions::new(), b"c")?, Some(b"3".to_vec()));
+/// assert_eq!(db.get(b"b")?, Some(b"2".to_vec()));
+/// assert_eq!(db.get(b"c")?, Some(b"3".to_vec()));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub trait FileSystem: Send + Sync + 'static {

@@ -20,8 +20,8 @@ use crate::error::{Error, Result};
 /// use strata::fs::PosixFs;
 /// use strata::{Db, Options, ReadOptions, WriteOptions};
 /// let db = Db::open(dir.path(), Options { fs: Arc::new(PosixFs), ..Options::default() })?;
-/// db.put(&WriteOptions::default(), b"k", b"v")?;
-/// assert_eq!(db.get(&ReadOptions::new(), b"k")?, Some(b"v".to_vec()));
+/// db.put(b"k", b"v")?;
+/// assert_eq!(db.get(b"k")?, Some(b"v".to_vec()));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Debug, Default, Clone, Copy)]

@@ -46,15 +46,15 @@ use std::sync::Arc;
 /// let db = Db::open(dir.path(), Options { merge_operator: Some(Arc::new(Max)), ..Options::default() })?;
 /// let w = WriteOptions::default();
 /// for n in [3u64, 9, 4] {
-///     db.merge(&w, b"high-score", &n.to_le_bytes())?;
+///     db.merge_opt(&w, b"high-score", &n.to_le_bytes())?;
 /// }
-/// assert_eq!(db.get(&ReadOptions::new(), b"high-score")?, Some(9u64.to_le_bytes().to_vec()));
+/// assert_eq!(db.get(b"high-score")?, Some(9u64.to_le_bytes().to_vec()));
 /// db.compact_range(None, None)?; // compaction folds the operands into one value
-/// assert_eq!(db.get(&ReadOptions::new(), b"high-score")?, Some(9u64.to_le_bytes().to_vec()));
+/// assert_eq!(db.get(b"high-score")?, Some(9u64.to_le_bytes().to_vec()));
 ///
 /// // `full_merge` returning `None` makes the read fail with `Error::Merge`.
-/// db.merge(&w, b"broken", b"not 8 bytes")?;
-/// assert!(matches!(db.get(&ReadOptions::new(), b"broken"), Err(Error::Merge(_))));
+/// db.merge_opt(&w, b"broken", b"not 8 bytes")?;
+/// assert!(matches!(db.get(b"broken"), Err(Error::Merge(_))));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub trait MergeOperator: Send + Sync {
@@ -95,9 +95,9 @@ pub trait MergeOperator: Send + Sync {
 /// use strata::merge::Uint64AddOperator;
 /// use strata::{Db, Options, ReadOptions, WriteOptions};
 /// let db = Db::open(dir.path(), Options { merge_operator: Some(Arc::new(Uint64AddOperator)), ..Options::default() })?;
-/// db.put(&WriteOptions::default(), b"visits", &10u64.to_le_bytes())?;
-/// db.merge(&WriteOptions::default(), b"visits", &5u64.to_le_bytes())?;
-/// let v = db.get(&ReadOptions::new(), b"visits")?.unwrap();
+/// db.put(b"visits", &10u64.to_le_bytes())?;
+/// db.merge(b"visits", &5u64.to_le_bytes())?;
+/// let v = db.get(b"visits")?.unwrap();
 /// assert_eq!(u64::from_le_bytes(v.try_into().unwrap()), 15);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
@@ -134,9 +134,9 @@ impl MergeOperator for Uint64AddOperator {
 /// let op = StringAppendOperator::new(b"; ");
 /// let db = Db::open(dir.path(), Options { merge_operator: Some(Arc::new(op)), ..Options::default() })?;
 /// for line in ["started", "loaded 3 files", "done"] {
-///     db.merge(&WriteOptions::default(), b"log", line.as_bytes())?;
+///     db.merge(b"log", line.as_bytes())?;
 /// }
-/// assert_eq!(db.get(&ReadOptions::new(), b"log")?, Some(b"started; loaded 3 files; done".to_vec()));
+/// assert_eq!(db.get(b"log")?, Some(b"started; loaded 3 files; done".to_vec()));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Debug, Clone)]

@@ -381,11 +381,11 @@ impl Options {
 /// let db = Db::open(dir.path(), Options::default())?;
 /// let durable = WriteOptions { sync: true, disable_wal: false }; // survives power loss on return
 /// let bulk = WriteOptions { sync: false, disable_wal: true }; // lost on a crash until flushed
-/// db.put(&durable, b"account", b"42")?;
-/// db.put(&bulk, b"cache-entry", b"x")?;
+/// db.put_opt(&durable, b"account", b"42")?;
+/// db.put_opt(&bulk, b"cache-entry", b"x")?;
 /// db.flush()?; // now the unlogged write is on disk too
 /// assert!(db.stats().wal_syncs.load(std::sync::atomic::Ordering::Relaxed) >= 1);
-/// assert_eq!(db.get(&ReadOptions::new(), b"cache-entry")?, Some(b"x".to_vec()));
+/// assert_eq!(db.get(b"cache-entry")?, Some(b"x".to_vec()));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Debug, Clone, Copy, Default)]
@@ -404,7 +404,7 @@ pub struct WriteOptions {
 /// use strata::{Db, Options, ReadOptions, WriteOptions};
 /// let db = Db::open(dir.path(), Options::default())?;
 /// for id in [99, 100, 150, 200] {
-///     db.put(&WriteOptions::default(), format!("user:{id}").as_bytes(), b"")?;
+///     db.put(format!("user:{id}").as_bytes(), b"")?;
 /// }
 /// let ro = ReadOptions {
 ///     lower_bound: Some(b"user:100".to_vec()), // inclusive
@@ -412,7 +412,7 @@ pub struct WriteOptions {
 ///     fill_cache: false,                       // a one-off scan: keep the cache for hot data
 ///     ..ReadOptions::new()
 /// };
-/// let mut it = db.iter(&ro)?;
+/// let mut it = db.cursor(&ro)?;
 /// let mut keys = Vec::new();
 /// it.seek_to_first();
 /// while it.valid() {

@@ -45,13 +45,13 @@ enum Current {
 /// use strata::{Db, Options, ReadOptions, WriteOptions};
 /// let db = Db::open(dir.path(), Options::default())?;
 /// let logs = db.create_cf("logs", Options::default())?;
-/// db.put_cf(&logs, &WriteOptions::default(), b"log:1", b"db")?;
-/// db.put_cf(&logs, &WriteOptions::default(), b"log:3", b"db")?;
+/// db.put_cf(&logs, b"log:1", b"db")?;
+/// db.put_cf(&logs, b"log:3", b"db")?;
 /// let mut wb = WriteBatchWithIndex::new();
 /// wb.put_cf(&logs, b"log:2", b"batch").put_cf(&logs, b"zzz", b"outside the prefix");
 ///
 /// let ro = ReadOptions { prefix: Some(b"log:".to_vec()), ..ReadOptions::new() };
-/// let mut it = wb.iter_with_base(Some(&logs), db.iter_cf(&logs, &ro)?);
+/// let mut it = wb.iter_with_base(Some(&logs), db.cursor_cf(&logs, &ro)?);
 /// it.seek_to_last();
 /// let mut keys = Vec::new();
 /// while it.valid() {

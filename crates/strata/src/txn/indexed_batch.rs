@@ -50,19 +50,19 @@ pub enum BatchLookup {
 /// use strata::txn::WriteBatchWithIndex;
 /// use strata::{Db, Options, ReadOptions, WriteOptions};
 /// let db = Db::open(dir.path(), Options::default())?;
-/// db.put(&WriteOptions::default(), b"a", b"old")?;
-/// db.put(&WriteOptions::default(), b"b", b"kept")?;
+/// db.put(b"a", b"old")?;
+/// db.put(b"b", b"kept")?;
 ///
 /// let mut wb = WriteBatchWithIndex::new();
 /// wb.put(b"a", b"new").delete(b"b").put(b"c", b"added");
 /// let ro = ReadOptions::new();
 /// assert_eq!(wb.get_from_batch_and_db(&db, None, &ro, b"a")?, Some(b"new".to_vec()));
 /// assert_eq!(wb.get_from_batch_and_db(&db, None, &ro, b"b")?, None);
-/// assert_eq!(db.get(&ro, b"b")?, Some(b"kept".to_vec())); // not written yet
+/// assert_eq!(db.get_opt(&ro, b"b")?, Some(b"kept".to_vec())); // not written yet
 ///
-/// db.write(&WriteOptions::default(), wb.into_batch())?;
-/// assert_eq!(db.get(&ro, b"b")?, None);
-/// assert_eq!(db.get(&ro, b"c")?, Some(b"added".to_vec()));
+/// db.write(wb.into_batch())?;
+/// assert_eq!(db.get_opt(&ro, b"b")?, None);
+/// assert_eq!(db.get_opt(&ro, b"c")?, Some(b"added".to_vec()));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Clone, Default)]
@@ -137,7 +137,7 @@ impl WriteBatchWithIndex {
     /// use strata::txn::WriteBatchWithIndex;
     /// use strata::{merge, Db, Options, ReadOptions, WriteOptions};
     /// let db = Db::open(dir.path(), Options { merge_operator: merge::builtin("uint64add"), ..Options::default() })?;
-    /// db.put(&WriteOptions::default(), b"n", &10u64.to_le_bytes())?;
+    /// db.put(b"n", &10u64.to_le_bytes())?;
     /// let mut wb = WriteBatchWithIndex::new();
     /// wb.merge(b"n", 5u64.to_le_bytes());
     /// let n = wb.get_from_batch_and_db(&db, None, &ReadOptions::new(), b"n")?;
@@ -160,8 +160,8 @@ impl WriteBatchWithIndex {
     /// wb.put_cf(&users, b"u1", b"ada");
     /// assert_eq!(wb.get_from_batch(Some(&users), b"u1")?, BatchLookup::Found(b"ada".to_vec()));
     /// assert_eq!(wb.get_from_batch(None, b"u1")?, BatchLookup::NotFound); // other family
-    /// db.write(&WriteOptions::default(), wb.into_batch())?;
-    /// assert_eq!(db.get_cf(&users, &ReadOptions::new(), b"u1")?, Some(b"ada".to_vec()));
+    /// db.write(wb.into_batch())?;
+    /// assert_eq!(db.get_cf(&users, b"u1")?, Some(b"ada".to_vec()));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn put_cf(&mut self, cf: &ColumnFamily, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) -> &mut Self {
@@ -357,12 +357,12 @@ impl WriteBatchWithIndex {
     ) -> Result<Option<Vec<u8>>> {
         let family = cf.map_or_else(|| db.default_cf(), Clone::clone);
         let Some(ops) = self.ops(family.id(), key) else {
-            return db.get_cf(&family, opts, key);
+            return db.get_cf_opt(&family, opts, key);
         };
         let r = resolve(ops);
         let db_value = match r.base {
             Some(_) => None,
-            None => db.get_cf(&family, opts, key)?,
+            None => db.get_cf_opt(&family, opts, key)?,
         };
         r.value_over(merge_operator(&family), key, db_value.as_deref())
     }
@@ -376,8 +376,8 @@ impl WriteBatchWithIndex {
     /// use strata::txn::WriteBatchWithIndex;
     /// use strata::{Db, Options, ReadOptions, WriteOptions};
     /// let db = Db::open(dir.path(), Options::default())?;
-    /// db.put(&WriteOptions::default(), b"a", b"db")?;
-    /// db.put(&WriteOptions::default(), b"b", b"db")?;
+    /// db.put(b"a", b"db")?;
+    /// db.put(b"b", b"db")?;
     /// let mut wb = WriteBatchWithIndex::new();
     /// wb.put(b"b", b"batch").put(b"c", b"batch");
     /// let got = wb.multi_get_from_batch_and_db(&db, None, &ReadOptions::new(), &[b"a", b"b", b"c", b"d"]);
@@ -398,7 +398,7 @@ impl WriteBatchWithIndex {
         let needs_db = |r: &Option<Resolved>| r.as_ref().is_none_or(|r| r.base.is_none());
         let wanted: Vec<&[u8]> =
             keys.iter().zip(&resolved).filter(|(_, r)| needs_db(r)).map(|(k, _)| *k).collect();
-        let mut from_db = db.multi_get_cf(&family, opts, &wanted).into_iter();
+        let mut from_db = db.multi_get_cf_opt(&family, opts, &wanted).into_iter();
         let op = merge_operator(&family);
         keys.iter()
             .zip(&resolved)
@@ -427,11 +427,11 @@ impl WriteBatchWithIndex {
     /// use strata::{Db, Options, ReadOptions, WriteOptions};
     /// let db = Db::open(dir.path(), Options::default())?;
     /// for k in [b"a", b"b", b"c"] {
-    ///     db.put(&WriteOptions::default(), k, b"db")?;
+    ///     db.put(k, b"db")?;
     /// }
     /// let mut wb = WriteBatchWithIndex::new();
     /// wb.delete(b"b").put(b"bb", b"batch").put(b"c", b"batch");
-    /// let mut it = wb.iter_with_base(None, db.iter(&ReadOptions::new())?);
+    /// let mut it = wb.iter_with_base(None, db.cursor(&ReadOptions::new())?);
     /// let mut seen = Vec::new();
     /// it.seek_to_first();
     /// while it.valid() {
@@ -520,13 +520,13 @@ mod tests {
         let mut wb = WriteBatchWithIndex::new();
         wb.merge(b"m", b"1");
         assert!(matches!(wb.get_from_batch_and_db(&db, None, &ro, b"m"), Err(Error::Merge(_))));
-        let mut it = wb.iter_with_base(None, db.iter(&ro).unwrap());
+        let mut it = wb.iter_with_base(None, db.cursor(&ro).unwrap());
         it.seek_to_first();
         assert!(!it.valid());
         assert!(matches!(it.status(), Err(Error::Merge(_))));
         // Writing it is refused as a merge without an operator always is.
         let w = WriteOptions::default();
-        assert!(matches!(db.write(&w, wb.into_batch()), Err(Error::InvalidArgument(_))));
+        assert!(matches!(db.write_opt(&w, wb.into_batch()), Err(Error::InvalidArgument(_))));
     }
 
     #[test]
@@ -534,7 +534,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let opts = Options { merge_operator: merge::builtin("uint64add"), ..Options::default() };
         let db = Db::open(dir.path(), opts).unwrap();
-        db.put(&WriteOptions::default(), b"n", &100u64.to_le_bytes()).unwrap();
+        db.put(b"n", 100u64.to_le_bytes()).unwrap();
         let mut wb = WriteBatchWithIndex::new();
         wb.delete(b"n").merge(b"n", 2u64.to_le_bytes());
         let ro = ReadOptions::new();
@@ -545,8 +545,8 @@ mod tests {
             wb.get_from_batch(Some(&default), b"n").unwrap(),
             BatchLookup::Found(two.clone().unwrap())
         );
-        db.write(&WriteOptions::default(), wb.into_batch()).unwrap();
-        assert_eq!(db.get(&ro, b"n").unwrap(), two);
+        db.write(wb.into_batch()).unwrap();
+        assert_eq!(db.get_opt(&ro, b"n").unwrap(), two);
     }
 
     #[test]
@@ -554,9 +554,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let db = Db::open(dir.path(), Options::default()).unwrap();
         let cf = db.create_cf("other", Options::default()).unwrap();
-        db.put(&WriteOptions::default(), b"k", b"v").unwrap();
+        db.put(b"k", b"v").unwrap();
         let wb = WriteBatchWithIndex::new();
-        let mut it = wb.iter_with_base(Some(&cf), db.iter(&ReadOptions::new()).unwrap());
+        let mut it = wb.iter_with_base(Some(&cf), db.cursor(&ReadOptions::new()).unwrap());
         it.seek_to_first();
         assert!(!it.valid());
         assert!(matches!(it.status(), Err(Error::InvalidArgument(_))));

@@ -39,17 +39,17 @@ enum Mode {
 /// # let dir = tempfile::tempdir()?;
 /// use strata::{Db, Error, Options, ReadOptions, WriteOptions};
 /// let db = Db::open(dir.path(), Options::default())?;
-/// db.put(&WriteOptions::default(), b"balance", b"10")?;
+/// db.put(b"balance", b"10")?;
 ///
 /// let mut txn = db.begin_transaction(&WriteOptions::default());
-/// let balance = txn.get_for_update(&ReadOptions::new(), b"balance")?.unwrap();
+/// let balance = txn.get_for_update(b"balance")?.unwrap();
 /// txn.put(b"balance", b"7")?;
-/// assert_eq!(txn.get(&ReadOptions::new(), b"balance")?.as_deref(), Some(&b"7"[..])); // its own write
-/// assert_eq!(db.get(&ReadOptions::new(), b"balance")?.as_deref(), Some(&balance[..])); // not yet
+/// assert_eq!(txn.get(b"balance")?.as_deref(), Some(&b"7"[..])); // its own write
+/// assert_eq!(db.get(b"balance")?.as_deref(), Some(&balance[..])); // not yet
 ///
-/// db.put(&WriteOptions::default(), b"balance", b"20")?; // another writer gets in first
+/// db.put(b"balance", b"20")?; // another writer gets in first
 /// assert!(matches!(txn.commit(), Err(Error::Busy(_)))); // nothing written: retry
-/// assert_eq!(db.get(&ReadOptions::new(), b"balance")?.as_deref(), Some(&b"20"[..]));
+/// assert_eq!(db.get(b"balance")?.as_deref(), Some(&b"20"[..]));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub struct Transaction {
@@ -114,26 +114,51 @@ impl Transaction {
         cf.cloned().unwrap_or_else(|| self.db.default_cf())
     }
 
+    /// [`Transaction::get_opt`] with default read options.
+    pub fn get(&self, key: impl AsRef<[u8]>) -> Result<Option<Vec<u8>>> {
+        self.get_opt(&ReadOptions::new(), key.as_ref())
+    }
+
+    /// [`Transaction::get_cf_opt`] with default read options.
+    pub fn get_cf(&self, cf: &ColumnFamily, key: impl AsRef<[u8]>) -> Result<Option<Vec<u8>>> {
+        self.get_cf_opt(cf, &ReadOptions::new(), key.as_ref())
+    }
+
+    /// [`Transaction::get_for_update_opt`] with default read options.
+    pub fn get_for_update(&mut self, key: impl AsRef<[u8]>) -> Result<Option<Vec<u8>>> {
+        self.get_for_update_opt(&ReadOptions::new(), key.as_ref())
+    }
+
+    /// [`Transaction::get_for_update_cf_opt`] with default read options.
+    pub fn get_for_update_cf(&mut self, cf: &ColumnFamily, key: impl AsRef<[u8]>) -> Result<Option<Vec<u8>>> {
+        self.get_for_update_cf_opt(cf, &ReadOptions::new(), key.as_ref())
+    }
+
+    /// [`Transaction::multi_get_opt`] with default read options.
+    pub fn multi_get<K: AsRef<[u8]>>(
+        &self,
+        keys: impl IntoIterator<Item = K>,
+    ) -> Vec<Result<Option<Vec<u8>>>> {
+        let keys: Vec<K> = keys.into_iter().collect();
+        let slices: Vec<&[u8]> = keys.iter().map(AsRef::as_ref).collect();
+        self.multi_get_opt(&ReadOptions::new(), &slices)
+    }
+
     /// The value of `key` with this transaction's writes applied over the database as of its
     /// snapshot (or `opts.snapshot`). Does not track the key: see [`Transaction::get_for_update`].
     ///
     /// # Errors
     /// As [`Db::get`].
-    pub fn get(&self, opts: &ReadOptions, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        self.get_cf_opt(None, opts, key)
+    pub fn get_opt(&self, opts: &ReadOptions, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        self.get_in(None, opts, key)
     }
 
     /// [`Transaction::get`] in column family `cf`.
-    pub fn get_cf(&self, cf: &ColumnFamily, opts: &ReadOptions, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        self.get_cf_opt(Some(cf), opts, key)
+    pub fn get_cf_opt(&self, cf: &ColumnFamily, opts: &ReadOptions, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        self.get_in(Some(cf), opts, key)
     }
 
-    fn get_cf_opt(
-        &self,
-        cf: Option<&ColumnFamily>,
-        opts: &ReadOptions,
-        key: &[u8],
-    ) -> Result<Option<Vec<u8>>> {
+    fn get_in(&self, cf: Option<&ColumnFamily>, opts: &ReadOptions, key: &[u8]) -> Result<Option<Vec<u8>>> {
         self.buffer.get_from_batch_and_db(&self.db, cf, &self.read_opts(opts), key)
     }
 
@@ -143,29 +168,29 @@ impl Transaction {
     /// # Errors
     /// As [`Db::get`]; for a pessimistic transaction `LockTimeout` or `Deadlock` while waiting
     /// for the lock, `Busy` when its snapshot is older than the key's newest write.
-    pub fn get_for_update(&mut self, opts: &ReadOptions, key: &[u8]) -> Result<Option<Vec<u8>>> {
+    pub fn get_for_update_opt(&mut self, opts: &ReadOptions, key: &[u8]) -> Result<Option<Vec<u8>>> {
         self.track(None, key)?;
-        self.get_cf_opt(None, opts, key)
+        self.get_in(None, opts, key)
     }
 
     /// [`Transaction::get_for_update`] in column family `cf`.
-    pub fn get_for_update_cf(
+    pub fn get_for_update_cf_opt(
         &mut self,
         cf: &ColumnFamily,
         opts: &ReadOptions,
         key: &[u8],
     ) -> Result<Option<Vec<u8>>> {
         self.track(Some(cf), key)?;
-        self.get_cf_opt(Some(cf), opts, key)
+        self.get_in(Some(cf), opts, key)
     }
 
     /// [`Transaction::get`] of several keys, one result per key in the order given.
-    pub fn multi_get(&self, opts: &ReadOptions, keys: &[&[u8]]) -> Vec<Result<Option<Vec<u8>>>> {
+    pub fn multi_get_opt(&self, opts: &ReadOptions, keys: &[&[u8]]) -> Vec<Result<Option<Vec<u8>>>> {
         self.buffer.multi_get_from_batch_and_db(&self.db, None, &self.read_opts(opts), keys)
     }
 
     /// [`Transaction::multi_get`] in column family `cf`.
-    pub fn multi_get_cf(
+    pub fn multi_get_cf_opt(
         &self,
         cf: &ColumnFamily,
         opts: &ReadOptions,
@@ -179,18 +204,18 @@ impl Transaction {
     ///
     /// # Errors
     /// As [`Db::iter`].
-    pub fn iter(&self, opts: &ReadOptions) -> Result<BatchAndDbIterator<'_>> {
-        self.iter_cf_opt(None, opts)
+    pub fn cursor(&self, opts: &ReadOptions) -> Result<BatchAndDbIterator<'_>> {
+        self.cursor_in(None, opts)
     }
 
     /// [`Transaction::iter`] over column family `cf`.
-    pub fn iter_cf(&self, cf: &ColumnFamily, opts: &ReadOptions) -> Result<BatchAndDbIterator<'_>> {
-        self.iter_cf_opt(Some(cf), opts)
+    pub fn cursor_cf(&self, cf: &ColumnFamily, opts: &ReadOptions) -> Result<BatchAndDbIterator<'_>> {
+        self.cursor_in(Some(cf), opts)
     }
 
-    fn iter_cf_opt(&self, cf: Option<&ColumnFamily>, opts: &ReadOptions) -> Result<BatchAndDbIterator<'_>> {
+    fn cursor_in(&self, cf: Option<&ColumnFamily>, opts: &ReadOptions) -> Result<BatchAndDbIterator<'_>> {
         let family = self.family(cf);
-        let base = self.db.iter_cf(&family, &self.read_opts(opts))?;
+        let base = self.db.cursor_cf(&family, &self.read_opts(opts))?;
         Ok(self.buffer.iter_with_base(cf, base))
     }
 
@@ -262,7 +287,7 @@ impl Transaction {
     pub fn commit(mut self) -> Result<()> {
         let batch = std::mem::take(&mut self.buffer).into_batch();
         let result = match &self.mode {
-            Mode::Pessimistic { .. } => self.db.write(&self.write_opts, batch),
+            Mode::Pessimistic { .. } => self.db.write_opt(&self.write_opts, batch),
             Mode::Optimistic => {
                 let (db, snapshot, tracked) = (&self.db, self.snapshot.as_ref(), &self.tracked);
                 let mut check = || check_unchanged(db, snapshot, tracked);

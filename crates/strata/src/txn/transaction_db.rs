@@ -58,7 +58,7 @@ pub struct TransactionOptions {
 /// a.commit()?;
 /// b.put(b"k", b"from b")?; // released at a's commit
 /// b.commit()?;
-/// assert_eq!(tdb.db().get(&ReadOptions::new(), b"k")?.as_deref(), Some(&b"from b"[..]));
+/// assert_eq!(tdb.db().get(b"k")?.as_deref(), Some(&b"from b"[..]));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub struct TransactionDb {

@@ -61,7 +61,7 @@ pub fn random_batch(rng: &mut Rng, batch: usize) -> Vec<Mutation> {
 pub fn write_batches(db: &Db, h: &mut History, rng: &mut Rng, n: usize, opts: &WriteOptions) {
     for _ in 0..n {
         let i = h.push(random_batch(rng, h.len()));
-        db.write(opts, h.write_batch(i)).unwrap_or_else(|e| panic!("batch {i}: {e}"));
+        db.write_opt(opts, h.write_batch(i)).unwrap_or_else(|e| panic!("batch {i}: {e}"));
     }
 }
 
@@ -73,7 +73,7 @@ pub fn check_exact(db: &Db, expected: &Kv, ctx: &str) {
     }
     let r = ReadOptions::new();
     for (k, v) in expected {
-        let got = db.get(&r, k).unwrap_or_else(|e| panic!("{ctx}: get failed: {e}"));
+        let got = db.get_opt(&r, k).unwrap_or_else(|e| panic!("{ctx}: get failed: {e}"));
         assert_eq!(got.as_ref(), Some(v), "{ctx}: get {}", String::from_utf8_lossy(k));
     }
 }
@@ -106,7 +106,8 @@ pub fn is_background(e: &Error) -> bool {
 pub fn assert_read_only(db: &Db, ctx: &str) {
     let prop = db.property("strata.background-error").unwrap_or_default();
     assert!(!prop.is_empty(), "{ctx}: strata.background-error is empty");
-    let e = db.put(&NO_SYNC, b"after-error", b"x").expect_err("a write after a background error succeeded");
+    let e =
+        db.put_opt(&NO_SYNC, b"after-error", b"x").expect_err("a write after a background error succeeded");
     assert!(is_background(&e), "{ctx}: write after the error gave {e:?}");
     assert!(db.flush().is_err(), "{ctx}: flush after a background error succeeded");
 }

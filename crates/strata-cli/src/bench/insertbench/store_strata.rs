@@ -54,15 +54,15 @@ impl Tables for StrataTables {
                 None => b.delete_cf(self.cf(f), key),
             };
         }
-        Ok(self.db.write(&self.write_opts, b)?)
+        Ok(self.db.write_opt(&self.write_opts, b)?)
     }
 
     fn get(&self, f: Family, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        Ok(self.db.get_cf(self.cf(f), &ReadOptions::new(), key)?)
+        Ok(self.db.get_cf_opt(self.cf(f), &ReadOptions::new(), key)?)
     }
 
     fn scan(&self, f: Family, lower: &[u8], upper: Option<&[u8]>, each: &mut ScanFn<'_>) -> Result<()> {
-        let mut it = self.db.iter_cf(self.cf(f), &Self::bounded(lower, upper))?;
+        let mut it = self.db.cursor_cf(self.cf(f), &Self::bounded(lower, upper))?;
         it.seek(lower);
         while it.valid() {
             if !each(it.key(), it.value())? {
@@ -74,7 +74,7 @@ impl Tables for StrataTables {
     }
 
     fn last_key(&self, f: Family, lower: &[u8], upper: Option<&[u8]>) -> Result<Option<Vec<u8>>> {
-        let mut it = self.db.iter_cf(self.cf(f), &Self::bounded(lower, upper))?;
+        let mut it = self.db.cursor_cf(self.cf(f), &Self::bounded(lower, upper))?;
         it.seek_to_last();
         let key = it.valid().then(|| it.key().to_vec());
         it.status()?;

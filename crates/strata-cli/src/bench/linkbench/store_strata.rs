@@ -83,8 +83,8 @@ enum Writer<'a> {
 impl TxnOps for Writer<'_> {
     fn read(&mut self, t: Table, key: &[u8]) -> Result<Option<Vec<u8>>> {
         Ok(match self {
-            Self::Txn(s, txn) => txn.get_for_update_cf(s.cf(t), &ReadOptions::new(), key)?,
-            Self::Batch(s, _) => s.db().get_cf(s.cf(t), &ReadOptions::new(), key)?,
+            Self::Txn(s, txn) => txn.get_for_update_cf_opt(s.cf(t), &ReadOptions::new(), key)?,
+            Self::Batch(s, _) => s.db().get_cf_opt(s.cf(t), &ReadOptions::new(), key)?,
         })
     }
 
@@ -113,7 +113,7 @@ impl Writer<'_> {
     fn commit(self) -> Result<()> {
         match self {
             Self::Txn(_, txn) => txn.commit()?,
-            Self::Batch(s, b) => s.db().write(&s.write_opts, b)?,
+            Self::Batch(s, b) => s.db().write_opt(&s.write_opts, b)?,
         }
         Ok(())
     }
@@ -126,7 +126,7 @@ struct Snapshot<'a> {
 
 impl View for Snapshot<'_> {
     fn get(&self, t: Table, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        Ok(self.tables.db().get_cf(self.tables.cf(t), &self.ro, key)?)
+        Ok(self.tables.db().get_cf_opt(self.tables.cf(t), &self.ro, key)?)
     }
 }
 
@@ -152,11 +152,11 @@ impl Tables for StrataTables {
     }
 
     fn put(&self, t: Table, key: &[u8], value: &[u8]) -> Result<()> {
-        Ok(self.db().put_cf(self.cf(t), &self.write_opts, key, value)?)
+        Ok(self.db().put_cf_opt(self.cf(t), &self.write_opts, key, value)?)
     }
 
     fn get(&self, t: Table, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        Ok(self.db().get_cf(self.cf(t), &ReadOptions::new(), key)?)
+        Ok(self.db().get_cf_opt(self.cf(t), &ReadOptions::new(), key)?)
     }
 
     fn with_view(&self, body: &mut dyn FnMut(&dyn View) -> Result<()>) -> Result<()> {
@@ -170,7 +170,7 @@ impl Tables for StrataTables {
             upper_bound: upper.map(<[u8]>::to_vec),
             ..ReadOptions::new()
         };
-        let mut it = self.db().iter_cf(self.cf(t), &ro)?;
+        let mut it = self.db().cursor_cf(self.cf(t), &ro)?;
         it.seek(lower);
         while it.valid() {
             if !f(it.key(), it.value())? {
