@@ -228,7 +228,7 @@ impl Db {
 }
 
 /// The family behind `cf`, unless it was dropped.
-fn live(cf: &ColumnFamily) -> Result<&Family> {
+pub(super) fn live(cf: &ColumnFamily) -> Result<&Family> {
     if cf.family.is_dropped() {
         return Err(dropped(&cf.family));
     }

@@ -21,10 +21,12 @@
 // immutable `SuperVersion` behind an atomic pointer (arc-swap). Lock order when several are held:
 // `leader` → `versions` → `bg`; `closed_wals` is taken last and never held while taking another.
 
+mod approximate;
 mod background;
 mod blob_lookahead;
 mod checkpoint;
 mod db_iter;
+mod destroy;
 mod entries;
 mod families;
 mod family;

@@ -384,6 +384,12 @@ pub trait FileSystem: Send + Sync + 'static {
     fn rename(&self, from: &Path, to: &Path) -> Result<()>;
     /// Removes a file. See the examples on [`FileSystem`].
     fn remove_file(&self, path: &Path) -> Result<()>;
+    /// Removes an empty directory (used by [`Db::destroy`](crate::Db::destroy) once it has
+    /// removed a database's files). The default leaves the directory in place, for filesystems
+    /// that keep none (an in-memory one).
+    fn remove_dir(&self, _path: &Path) -> Result<()> {
+        Ok(())
+    }
     /// Names (not paths) of the entries in a directory, in no particular order. See the examples
     /// on [`FileSystem`].
     fn list_dir(&self, path: &Path) -> Result<Vec<String>>;

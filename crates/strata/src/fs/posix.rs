@@ -219,6 +219,10 @@ impl FileSystem for PosixFs {
         fs::remove_file(path).map_err(|e| Error::io(path, e))
     }
 
+    fn remove_dir(&self, path: &Path) -> Result<()> {
+        fs::remove_dir(path).map_err(|e| Error::io(path, e))
+    }
+
     fn list_dir(&self, path: &Path) -> Result<Vec<String>> {
         let mut names = Vec::new();
         for entry in fs::read_dir(path).map_err(|e| Error::io(path, e))? {
