@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Every workload of the seeds (shared workloads.md, reproduced in BENCHMARKS.md) through
+# Every workload of the seeds (shared workloads.md) through
 # `strata bench compare`: strata and RocksDB's db_bench back to back, alternating, ROUNDS rounds
 # each, medians and ratios per workload. Writes the raw tables to OUT (default
 # target/bench-all.txt) and the throughput-over-time pictures for fillrandom and overwrite to

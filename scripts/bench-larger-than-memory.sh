@@ -2,7 +2,8 @@
 # Point reads and a sequential read of a database larger than the memory it may use: strata with
 # mapped reads (the default), strata with `use_mmap_reads=false`, and RocksDB's db_bench (which
 # reads with pread), each run in a memory cgroup after dropping the page cache, alternating for
-# several rounds. docs/performance.md ("Databases larger than memory") has the figures.
+# several rounds. bench/results/LEDGER.md ("Databases larger than memory (2026-11-26, afternoon)")
+# has the figures, docs/performance.md ("Databases larger than memory") what they showed.
 #
 #   scripts/bench-larger-than-memory.sh [ROUNDS]
 #   env: NUM (keys, default 10000000: 8 GB of 800-byte values), LIMIT (cgroup memory limit in

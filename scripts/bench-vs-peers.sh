@@ -242,10 +242,11 @@ run() {
     "$(free -g | awk '/^Mem:/ {print $2 " GiB"}'); kernel $(uname -r);" \
     "$(dpkg-query -W -f='${Package} ${Version}; ' rocksdb-tools libleveldb1d libwiredtiger0 liblmdb0 2>/dev/null)"
 } >>"$out"
-# A freshly booted VM hands out memory it has not touched yet slowly: in run D of BENCHMARKS.md
-# the first round ran every engine 25-50% slower, and a 400 MB file took 1.04 s to write the
-# first time after boot and 0.09 s after. Writing and deleting a 4 GiB file first puts every
-# engine's first round on memory the kernel has already used (set WARMUP=0 to skip it).
+# A freshly booted VM hands out memory it has not touched yet slowly: in run D
+# (bench/results/2026-11-29-benchmarks-ledger.md) the first round ran every engine 25-50% slower,
+# and a 400 MB file took 1.04 s to write the first time after boot and 0.09 s after. Writing and
+# deleting a 4 GiB file first puts every engine's first round on memory the kernel has already
+# used (set WARMUP=0 to skip it).
 if [ "${WARMUP:-1}" = 1 ]; then
   warm=$(mktemp -p /tmp bench-vs-peers-warmup.XXXXXX)
   dd if=/dev/zero of="$warm" bs=1M count=$(n 4096) status=none

@@ -7,7 +7,8 @@ clock back to back, and prints per loop how many times two reads were more than 
 time /proc/stat counted meanwhile. A small GAP_US (40) shows the floor under a P99.99; the
 default, the floor under a Max. A write that takes
 longer than a gap this probe sees is strata's doing; one that takes as long may be the machine's
-(docs/performance.md, "The machine's floor under a write's Max").
+(docs/performance.md, "What the machine decides: tails and noise"; the runs are in
+bench/results/LEDGER.md, "The machine's floor under a write's Max").
 
 With WRITE set to 1, one more process writes 1 MiB O_DIRECT blocks to a file in /var/tmp
 (rewriting its first 1 GiB over and over) for as long, as a database's flush and compaction
