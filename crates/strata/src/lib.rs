@@ -74,7 +74,10 @@ pub(crate) mod wal;
 pub(crate) mod wal_header;
 
 pub use batch::WriteBatch;
-pub use db::{ColumnFamily, Db, DbIterator, DroppedTail, Iter, RecoveryReport, RepairReport, Stats};
+pub use db::{
+    ColumnFamily, Db, DbIterator, DroppedTail, ExternalFileInfo, IngestOptions, Iter, RecoveryReport,
+    RepairReport, SstFileWriter, Stats,
+};
 pub use error::{Error, Result};
 pub use merge::MergeOperator;
 pub use options::{Compression, Options, ReadOptions, WalRecoveryMode, WriteOptions};

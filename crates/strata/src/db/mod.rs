@@ -32,6 +32,7 @@ mod families;
 mod family;
 mod family_api;
 mod info_log;
+mod ingest;
 mod iter_pool;
 mod memtable_budget;
 mod open;
@@ -58,6 +59,7 @@ use parking_lot::{Condvar, Mutex};
 pub use db_iter::DbIterator;
 pub use entries::Iter;
 pub use family::ColumnFamily;
+pub use ingest::{ExternalFileInfo, IngestOptions, SstFileWriter};
 pub use properties::Stats;
 pub use repair::{DanglingBlobs, LostFile, RepairReport, LOST_DIR};
 
