@@ -32,6 +32,7 @@ mod families;
 mod family;
 mod family_api;
 mod info_log;
+pub(crate) mod internal_entries;
 mod iter_pool;
 mod memtable_budget;
 mod open;
