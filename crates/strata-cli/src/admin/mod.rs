@@ -6,13 +6,17 @@
 //! Must not: format bytes itself (`format.rs`) or implement a command (one file per group:
 //! `kv.rs` get/put/delete/scan/compact, `dump.rs` dump/load, `families.rs` the column family
 //! commands and `--column_family`, `inspect.rs` stats/check, `sst.rs`, `manifest.rs`, `wal.rs`
-//! raw file dumps, `repair.rs`).
+//! raw file dumps, `repair.rs`, `ldb.rs` batchput/approxsize/get_property and the clap shape of
+//! `idump.rs` and `live_files.rs`).
 
 mod dump;
 mod families;
 mod format;
+mod idump;
 mod inspect;
 mod kv;
+mod ldb;
+mod live_files;
 mod manifest;
 mod repair;
 mod sst;
@@ -225,6 +229,8 @@ pub enum AdminCommand {
         /// The .log file.
         file: PathBuf,
     },
+    #[command(flatten)]
+    Ldb(ldb::LdbCommand),
 }
 
 /// Runs one admin command; errors are printed by the caller and exit with [`EXIT_ERROR`].
@@ -269,6 +275,7 @@ pub fn run(cmd: AdminCommand) -> Result<ExitCode> {
             manifest::manifest_dump(out, db.as_deref(), file.as_deref())?
         }
         AdminCommand::WalDump { out, file } => wal::wal_dump(out, &file)?,
+        AdminCommand::Ldb(cmd) => ldb::run(cmd)?,
     };
     Ok(ExitCode::from(code))
 }

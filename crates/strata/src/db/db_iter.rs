@@ -623,7 +623,7 @@ impl LookaheadSource for DbIterator {
 }
 
 /// The internal iterators of every memtable and file in `sv`, newest first.
-fn children(
+pub(super) fn children(
     db: &Arc<DbInner>,
     sv: &SuperVersion,
     fill_cache: bool,

@@ -33,6 +33,7 @@ mod family;
 mod family_api;
 mod info_log;
 mod ingest;
+pub(crate) mod internal_entries;
 mod iter_pool;
 mod memtable_budget;
 mod open;
