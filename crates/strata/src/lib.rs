@@ -80,6 +80,6 @@ pub use db::{
 };
 pub use error::{Error, Result};
 pub use merge::MergeOperator;
-pub use options::{Compression, Options, ReadOptions, WalRecoveryMode, WriteOptions};
+pub use options::{Compression, Options, PrefixExtractor, ReadOptions, WalRecoveryMode, WriteOptions};
 pub use presets::Preset;
 pub use snapshot::Snapshot;

@@ -49,6 +49,7 @@ const SAMPLE_OPTIONS: TableBuilderOptions = TableBuilderOptions {
     restart_interval: 2,
     bloom_bits_per_key: 10,
     compression: Compression::None,
+    prefix_extractor: None,
 };
 
 /// The sample table written with [`SAMPLE_OPTIONS`], block by block.
@@ -584,8 +585,13 @@ fn compressible_entries() -> Vec<(Vec<u8>, Vec<u8>)> {
 /// Builds a one-data-block table with `compression`; returns (stored block, trailer type, raw
 /// block contents as the reader decodes them).
 fn first_data_block(compression: Compression, entries: &[(Vec<u8>, Vec<u8>)]) -> (Vec<u8>, u8, Vec<u8>) {
-    let opts =
-        TableBuilderOptions { block_size: 4096, restart_interval: 8, bloom_bits_per_key: 10, compression };
+    let opts = TableBuilderOptions {
+        block_size: 4096,
+        restart_interval: 8,
+        bloom_bits_per_key: 10,
+        compression,
+        prefix_extractor: None,
+    };
     let file = build_table(entries, opts);
     assert_eq!(all_entries(&open_table(&file)), entries);
     let h = data_handles(&file)[0];

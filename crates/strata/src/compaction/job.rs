@@ -282,6 +282,7 @@ impl Job<'_> {
                 restart_interval: o.block_restart_interval,
                 bloom_bits_per_key: o.bloom_bits_per_key,
                 compression: o.compression_for_level(self.spec.level),
+                prefix_extractor: o.prefix_extractor,
             };
             self.table = Some((number, TableBuilder::new(file, opts)));
         }

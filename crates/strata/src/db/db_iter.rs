@@ -16,6 +16,7 @@ use std::sync::Arc;
 use super::blob_lookahead::{BlobLookahead, LookaheadSource};
 use super::family::Family;
 use super::iter_pool::{PooledIter, ThreadDb};
+use super::prefix_children::{children_for_prefix, prefix_filter};
 use super::{DbInner, SuperVersion};
 use crate::blob::readahead::Readahead;
 use crate::blob::{BlobPointer, BlobReader, BlobWalk};
@@ -115,6 +116,8 @@ pub struct DbIterator {
     blob_reads: u64,
     /// The super version `iter` reads; `None` only once `drop` handed it to the pool.
     pinned: Option<Arc<SuperVersion>>,
+    /// False when the children were chosen for one prefix (`db::prefix_children`).
+    poolable: bool,
     fill_cache: bool,
     /// The column family read; `None` for the default one (no reference count to touch).
     family: Option<Arc<Family>>,
@@ -132,7 +135,7 @@ impl Drop for DbIterator {
     /// something failed (children keep their first error).
     fn drop(&mut self) {
         self.publish_counts();
-        if self.error.is_some() || self.iter.status().is_err() {
+        if !self.poolable || self.error.is_some() || self.iter.status().is_err() {
             return;
         }
         let Some(sv) = self.pinned.take() else { return };
@@ -187,12 +190,19 @@ impl DbIterator {
         // The internals the thread's last iterator left, if they read this super version: no
         // shared reference count is touched (see `iter_pool`).
         let (handle, pooled) = db.iter_pool.take(db, &current, opts.fill_cache);
+        // An iterator whose children were chosen for its prefix is neither built from nor
+        // left to the pool: another iterator may want other tables.
+        let prefix_filter = prefix_filter(family.as_deref().unwrap_or(&db.default), opts);
+        let pooled = pooled.filter(|_| prefix_filter.is_none());
         let (pinned, mut iter, key, value, seek_target, blob_files) = match pooled {
             Some(p) => (p.sv, p.iter, p.key, p.value, p.seek_target, p.blob_files),
             None => {
                 let pinned = arc_swap::Guard::into_inner(current);
-                let iter = MergingIterator::new(children(db, &pinned, opts.fill_cache)?);
-                (pinned, iter, Vec::new(), Vec::new(), Vec::new(), Vec::new())
+                let kids = match &prefix_filter {
+                    Some(filter) => children_for_prefix(db, &pinned, opts.fill_cache, filter)?,
+                    None => children(db, &pinned, opts.fill_cache)?,
+                };
+                (pinned, MergingIterator::new(kids), Vec::new(), Vec::new(), Vec::new(), Vec::new())
             }
         };
         iter.forget_position();
@@ -217,6 +227,7 @@ impl DbIterator {
             error: None,
             blob_reads: 0,
             pinned: Some(pinned),
+            poolable: prefix_filter.is_none(),
             fill_cache: opts.fill_cache,
             family,
             _snapshot: opts.snapshot.clone(),

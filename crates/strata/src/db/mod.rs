@@ -38,6 +38,7 @@ mod iter_pool;
 mod memtable_budget;
 mod open;
 mod options_file;
+mod prefix_children;
 mod properties;
 mod read;
 mod recovery_report;

@@ -10,6 +10,7 @@ use std::cmp::Ordering;
 use crate::error::{Error, Result};
 use crate::fs::{BufferedWriter, WritableFile};
 use crate::key::{self, ValueKind};
+use crate::options::PrefixExtractor;
 use crate::util::coding;
 use crate::util::compress::Compression;
 use crate::util::compress::Compressor;
@@ -30,6 +31,8 @@ pub struct TableBuilderOptions {
     pub bloom_bits_per_key: u32,
     /// Compression for data blocks.
     pub compression: Compression,
+    /// Adds each key's prefix to the bloom filter too.
+    pub prefix_extractor: Option<PrefixExtractor>,
 }
 
 impl Default for TableBuilderOptions {
@@ -39,6 +42,7 @@ impl Default for TableBuilderOptions {
             restart_interval: 16,
             bloom_bits_per_key: 10,
             compression: Compression::None,
+            prefix_extractor: None,
         }
     }
 }
@@ -69,6 +73,8 @@ pub struct TableBuilder {
     data: BlockBuilder,
     index: BlockBuilder,
     bloom: Option<BloomBuilder>,
+    /// The last prefix added to the bloom filter (keys sharing it add it once).
+    last_prefix: Option<Vec<u8>>,
     /// Handle of the last flushed data block, indexed once the next key shows a separator.
     pending_index: Option<BlockHandle>,
     last_key: Vec<u8>,
@@ -87,6 +93,11 @@ impl TableBuilder {
         let props = TableProperties {
             compression: opts.compression,
             bloom_bits_per_key: opts.bloom_bits_per_key,
+            // The filter holds prefixes only when there is a filter.
+            prefix_extractor: opts
+                .prefix_extractor
+                .filter(|_| opts.bloom_bits_per_key > 0)
+                .map_or(0, |p| p.code()),
             ..TableProperties::default()
         };
         Self {
@@ -95,6 +106,7 @@ impl TableBuilder {
             // Index entries are looked up by binary search alone, so every entry is a restart.
             index: BlockBuilder::new(1),
             bloom: (opts.bloom_bits_per_key > 0).then(|| BloomBuilder::new(opts.bloom_bits_per_key)),
+            last_prefix: None,
             opts,
             pending_index: None,
             last_key: Vec::new(),
@@ -122,7 +134,13 @@ impl TableBuilder {
             self.scratch = sep;
         }
         if let Some(b) = &mut self.bloom {
-            b.add_key(key::user_key(ikey));
+            let user_key = key::user_key(ikey);
+            b.add_key(user_key);
+            let prefix = self.opts.prefix_extractor.and_then(|p| p.prefix_of(user_key));
+            if let Some(prefix) = prefix.filter(|p| self.last_prefix.as_deref() != Some(*p)) {
+                b.add_key(prefix);
+                self.last_prefix = Some(prefix.to_vec());
+            }
         }
         self.note_entry(ikey, value);
         self.data.add(ikey, value);

@@ -234,6 +234,8 @@ pub struct TableProperties {
     pub compression: Compression,
     /// Bloom filter bits per key (0: no filter).
     pub bloom_bits_per_key: u32,
+    /// `PrefixExtractor::code` of the extractor whose prefixes the filter also holds (0: none).
+    pub prefix_extractor: u64,
 }
 
 impl Default for TableProperties {
@@ -251,12 +253,13 @@ impl Default for TableProperties {
             largest_seq: 0,
             compression: Compression::None,
             bloom_bits_per_key: 0,
+            prefix_extractor: 0,
         }
     }
 }
 
 impl TableProperties {
-    fn fields(&self) -> [(&'static str, u64); 12] {
+    fn fields(&self) -> [(&'static str, u64); 13] {
         // Sorted by name: the properties block is a block, and blocks hold sorted keys.
         [
             ("strata.bloom_bits_per_key", u64::from(self.bloom_bits_per_key)),
@@ -268,6 +271,7 @@ impl TableProperties {
             ("strata.num_data_blocks", self.num_data_blocks),
             ("strata.num_deletions", self.num_deletions),
             ("strata.num_entries", self.num_entries),
+            ("strata.prefix_extractor", self.prefix_extractor),
             ("strata.raw_key_bytes", self.raw_key_bytes),
             ("strata.raw_value_bytes", self.raw_value_bytes),
             ("strata.smallest_seq", self.smallest_seq),
@@ -279,6 +283,10 @@ impl TableProperties {
         let mut b = BlockBuilder::new(1);
         let mut v = Vec::new();
         for (name, value) in self.fields() {
+            if name == "strata.prefix_extractor" && value == 0 {
+                // Written only when set: tables without an extractor keep their old bytes.
+                continue;
+            }
             v.clear();
             coding::put_varint(&mut v, value);
             b.add(name.as_bytes(), &v);
@@ -314,6 +322,7 @@ impl TableProperties {
                     .ok_or_else(|| Error::corruption("properties: unknown compression"))?
             }
             b"strata.data_size" => self.data_size = v,
+            b"strata.prefix_extractor" => self.prefix_extractor = v,
             b"strata.filter_size" => self.filter_size = v,
             b"strata.index_size" => self.index_size = v,
             b"strata.largest_seq" => self.largest_seq = v,
@@ -373,6 +382,7 @@ mod tests {
             largest_seq: 99,
             compression: Compression::Lz4,
             bloom_bits_per_key: 10,
+            prefix_extractor: (1 << 32) | 6,
         };
         assert_eq!(TableProperties::decode(p.encode()).unwrap(), p);
     }

@@ -75,6 +75,7 @@ impl SstFileWriter {
             restart_interval: opts.block_restart_interval,
             bloom_bits_per_key: opts.bloom_bits_per_key,
             compression: opts.compression_for_level(crate::options::NUM_LEVELS - 1),
+            prefix_extractor: opts.prefix_extractor,
         };
         let builder = TableBuilder::new(file, table_opts);
         Ok(Self { path, builder, smallest: None, last: None, entries: 0, key_buf: Vec::new() })

@@ -13,6 +13,7 @@ use crate::error::{Error, Result};
 use crate::fs::{RandomAccessFile, SequentialHint};
 use crate::iter::InternalIterator;
 use crate::key;
+use crate::options::PrefixExtractor;
 use crate::util::prefetch::prefetch_read;
 use crate::util::verified::VerifiedOffsets;
 
@@ -171,6 +172,15 @@ impl Table {
     /// False only if no entry of `user_key` is in the table (true without a filter).
     pub fn may_contain(&self, user_key: &[u8]) -> bool {
         self.filter.as_ref().is_none_or(|f| f.may_contain(user_key))
+    }
+
+    /// False only if no key starting with `wanted` is in the table: the filter holds the
+    /// prefixes of `extractor` and `wanted` is at least a prefix long (true otherwise).
+    pub fn may_contain_prefix(&self, extractor: &PrefixExtractor, wanted: &[u8]) -> bool {
+        if self.props.prefix_extractor != extractor.code() {
+            return true;
+        }
+        extractor.probe_for(wanted).is_none_or(|probe| self.may_contain(probe))
     }
 
     /// Calls `f(ikey, value)` for the first entry `>= lookup` and the entries after it, in order,
