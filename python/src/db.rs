@@ -219,7 +219,7 @@ impl PyDb {
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
-        name: Option<PathBuf>,
+        name: Option<&Bound<'_, PyAny>>,
         create_if_missing: bool,
         error_if_exists: bool,
         paranoid_checks: Option<bool>,
@@ -244,7 +244,7 @@ impl PyDb {
         transactions: Option<String>,
         lock_timeout: Option<f64>,
         read_only: bool,
-        path: Option<PathBuf>,
+        path: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         // Accepted for plyvel, nothing to set: see `options::PlyvelArgs`.
         let _ = paranoid_checks;

@@ -5,7 +5,6 @@
 //! Must not: call the engine with the GIL held.
 
 use std::ops::Range;
-use std::path::PathBuf;
 
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -68,7 +67,11 @@ pub(crate) fn approximate_sizes(
 /// `NotADatabaseError` for a directory holding no file strata wrote.
 #[pyfunction]
 #[pyo3(signature = (name = None, *, path = None))]
-pub(crate) fn destroy_db(py: Python<'_>, name: Option<PathBuf>, path: Option<PathBuf>) -> PyResult<()> {
+pub(crate) fn destroy_db(
+    py: Python<'_>,
+    name: Option<&Bound<'_, PyAny>>,
+    path: Option<&Bound<'_, PyAny>>,
+) -> PyResult<()> {
     let path = path_arg(name, path)?;
     let r = py.detach(|| Db::destroy(&path, Options::default()));
     check(py, r)

@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use parking_lot::Mutex;
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use pyo3::types::{PyBytes, PyDict};
 use strata::{Db, Options};
 
 use crate::db::PyDb;
@@ -27,10 +27,20 @@ pub(crate) struct OpenMode<'a, 'py> {
     pub(crate) read_only: bool,
 }
 
-/// The database directory, given positionally or as `name=` (plyvel), or as `path=`.
-pub(crate) fn path_arg(name: Option<PathBuf>, path: Option<PathBuf>) -> PyResult<PathBuf> {
-    match (name, path) {
-        (Some(p), None) | (None, Some(p)) => Ok(p),
+/// The database directory, given positionally or as `name=` (plyvel), or as `path=`: a `str`,
+/// an `os.PathLike`, or `bytes` (a file system name, as plyvel takes it).
+pub(crate) fn path_arg(
+    name: Option<&Bound<'_, PyAny>>,
+    path: Option<&Bound<'_, PyAny>>,
+) -> PyResult<PathBuf> {
+    let directory = |p: &Bound<'_, PyAny>| -> PyResult<PathBuf> {
+        if p.is_instance_of::<PyBytes>() {
+            return p.py().import("os")?.call_method1("fsdecode", (p,))?.extract();
+        }
+        p.extract()
+    };
+    match (name.filter(|n| !n.is_none()), path.filter(|p| !p.is_none())) {
+        (Some(p), None) | (None, Some(p)) => directory(p),
         (Some(_), Some(_)) => {
             Err(PyTypeError::new_err("give the database directory as name or as path, not both"))
         }

@@ -3,8 +3,6 @@
 //! Owns: the report's Python shape. Must not: open the database; repair runs on one that is
 //! closed.
 
-use std::path::PathBuf;
-
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 use strata::{Db, Options, RepairReport};
@@ -45,7 +43,7 @@ use crate::options::{CompressionArg, OptionArgs, PlyvelArgs};
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn repair_db<'py>(
     py: Python<'py>,
-    name: Option<PathBuf>,
+    name: Option<&Bound<'_, PyAny>>,
     paranoid_checks: Option<bool>,
     write_buffer_size: Option<usize>,
     max_open_files: Option<usize>,
@@ -64,7 +62,7 @@ pub(crate) fn repair_db<'py>(
     sync_gather_micros: Option<u32>,
     write_spin_micros: Option<u32>,
     options: Option<String>,
-    path: Option<PathBuf>,
+    path: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<Bound<'py, PyDict>> {
     // Accepted for plyvel, nothing to set: see `options::PlyvelArgs`.
     let _ = paranoid_checks;

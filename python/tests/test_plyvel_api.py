@@ -154,6 +154,10 @@ def test_name_and_path_keywords(tmp_path):
         assert db.name == p  # plyvel's read-only attribute
     with strata.DB(path=p) as db:  # strata's earlier name for it
         assert db.name == p
+    with strata.DB(os.fsencode(p)) as db:  # plyvel takes bytes names too
+        assert db.name == p
+    with strata.DB(tmp_path / "db") as db:  # and strata os.PathLike ones
+        assert db.name == p
     with pytest.raises(TypeError, match="not both"):
         strata.DB(p, path=p)
     with pytest.raises(TypeError, match="missing"):
