@@ -14,8 +14,9 @@ use crate::errors::{check, invalid_argument};
 use crate::py_merge::python_operator;
 
 /// The `compression=` keyword: not given (the engine's default: none on the first two levels,
-/// snappy below and for blobs), None (no compression, as in plyvel), or a compression's name
-/// (`str` or, as plyvel takes it, `bytes`).
+/// snappy below and for blobs; the signature shows it as `...`, which may be passed too), None
+/// (no compression, as in plyvel), or a compression's name (`str` or, as plyvel takes it,
+/// `bytes`).
 pub(crate) enum CompressionArg {
     NotGiven,
     Off,
@@ -28,6 +29,9 @@ impl<'a, 'py> FromPyObject<'a, 'py> for CompressionArg {
     fn extract(obj: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
         if obj.is_none() {
             return Ok(Self::Off);
+        }
+        if obj.is(obj.py().Ellipsis()) {
+            return Ok(Self::NotGiven);
         }
         if let Ok(b) = obj.cast::<PyBytes>() {
             if let Ok(name) = std::str::from_utf8(b.as_bytes()) {

@@ -111,7 +111,10 @@ def test_compression_none_given_and_not_given(tmp_path):
     assert default_cf(p)["compression_per_level"] == "snappy"
     p = str(tmp_path / "default")
     strata.DB(p, create_if_missing=True).close()
-    # Not given: the engine's default, which is snappy below the first two levels.
+    # Not given (or ..., as the signature shows it): the engine's default, snappy below level 1.
+    assert default_cf(p)["compression_per_level"] == "none:none:snappy"
+    p = str(tmp_path / "ellipsis")
+    strata.DB(p, create_if_missing=True, compression=...).close()
     assert default_cf(p)["compression_per_level"] == "none:none:snappy"
     with pytest.raises(TypeError, match="compression"):
         strata.DB(str(tmp_path / "bad"), create_if_missing=True, compression=5)
