@@ -548,12 +548,12 @@ fn footer_checks_magic_then_version_then_checksum() {
         }
         Footer::decode(&b, 1)
     };
-    let (newer, bad_magic, bad_crc) = ((60, 2), (75, b'X'), (64, good[64] ^ 1));
+    let (newer, bad_magic, bad_crc) = ((60, 3), (75, b'X'), (64, good[64] ^ 1));
     assert!(decode_with(&[]).is_ok());
     assert!(matches!(decode_with(&[newer, bad_magic]), Err(Error::Corruption(_))), "magic first");
     let unsupported = decode_with(&[newer, bad_crc]);
     assert!(
-        matches!(unsupported, Err(Error::UnsupportedVersion { what: "sst", found: 2, .. })),
+        matches!(unsupported, Err(Error::UnsupportedVersion { what: "sst", found: 3, .. })),
         "version before checksum: {unsupported:?}"
     );
     assert!(matches!(decode_with(&[(60, 0)]), Err(Error::Corruption(_))), "version 0");
