@@ -50,6 +50,13 @@ pub mod key {
     };
 }
 
+pub mod range_del {
+    //! Range tombstones: the table's range-deletion block codec and the fragmenter.
+
+    pub use crate::range_del::block::{decode, encode};
+    pub use crate::range_del::{Fragments, RangeTombstone};
+}
+
 pub mod sst {
     //! Sorted table files: whole tables, their blocks and footers, and the bloom filter.
 

@@ -64,6 +64,7 @@ pub mod merge;
 pub mod metrics;
 pub mod options;
 pub mod presets;
+pub(crate) mod range_del;
 pub mod snapshot;
 pub(crate) mod sst;
 pub mod txn;

@@ -89,6 +89,20 @@ pub enum AdminCommand {
         /// The key (hex with --hex).
         key: String,
     },
+    /// Delete every key K with BEGIN <= K < END (a no-op when BEGIN >= END). Writes.
+    #[command(name = "deleterange", alias = "delete-range")]
+    DeleteRange {
+        #[command(flatten)]
+        db: DbArg,
+        #[command(flatten)]
+        out: OutputArgs,
+        #[command(flatten)]
+        cf: CfArg,
+        /// The first key deleted (hex with --hex).
+        begin: String,
+        /// The first key kept after the range (exclusive; hex with --hex).
+        end: String,
+    },
     /// Print `key ==> value` for keys in a range. Read-only.
     Scan {
         #[command(flatten)]
@@ -242,6 +256,9 @@ pub fn run(cmd: AdminCommand) -> Result<ExitCode> {
         }
         AdminCommand::Delete { db, out, cf, key } => {
             kv::delete(open_writable(&db.db, false)?, out, &cf.column_family, &key)?
+        }
+        AdminCommand::DeleteRange { db, out, cf, begin, end } => {
+            kv::delete_range(open_writable(&db.db, false)?, out, &cf.column_family, &begin, &end)?
         }
         AdminCommand::Scan { db, out, cf, range } => {
             kv::scan(&open_read_only(&db.db)?, out, &cf.column_family, &range)?

@@ -48,7 +48,9 @@ pub(super) fn children_for_prefix(
             continue;
         }
         let it = db.table_cache.table_iter(f.number, fill_cache)?;
-        out.push(Box::new(KnownFirstKey::new(it, f.smallest.clone(), f.number)));
+        // As in `db_iter::children`: a table with range tombstones may start below its first entry.
+        let first = if f.num_range_deletions > 0 { Vec::new() } else { f.smallest.clone() };
+        out.push(Box::new(KnownFirstKey::new(it, first, f.number)));
     }
     let weak = Arc::downgrade(db);
     let (extractor, wanted) = (filter.extractor, filter.wanted.clone());

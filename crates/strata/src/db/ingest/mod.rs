@@ -123,7 +123,8 @@ fn check_entries(table: &Arc<Table>, path: &Path) -> Result<(Vec<u8>, Vec<u8>)> 
     let mut last: Vec<u8> = Vec::new();
     while it.valid() {
         let parsed = key::parse(it.key()).ok_or_else(|| bad("an entry has a malformed key".into()))?;
-        if parsed.seq != 0 || parsed.kind == key::ValueKind::Blob {
+        let foreign_kind = matches!(parsed.kind, key::ValueKind::Blob | key::ValueKind::RangeDelete);
+        if parsed.seq != 0 || foreign_kind {
             return Err(bad("not written by SstFileWriter (sequence numbers or blob references)".into()));
         }
         if first.is_some() && key::compare_user_keys(parsed.user_key, &last).is_le() {
@@ -208,6 +209,8 @@ impl DbInner {
             bottommost: false,
             snapshots: self.snapshots.sequences(),
             relocate_blob_files: Default::default(),
+            // SstFileWriter writes no range deletions.
+            range_dels: Vec::new(),
         };
         let new_file_number = || self.versions.lock().new_file_number();
         let out = job::run(&self.job_env(family, &new_file_number), &mut input, &spec)?;
