@@ -34,7 +34,7 @@ use crate::key;
 /// db.put("a", "2")?;
 /// db.delete("b")?;
 /// let mut seen = Vec::new();
-/// for_each_internal_entry(&db, None, None, &mut |ikey, value| {
+/// for_each_internal_entry(&db, None, None, &mut |ikey: &[u8], value: &[u8]| {
 ///     let p = key::parse(ikey).expect("an internal key");
 ///     seen.push((p.user_key.to_vec(), p.seq, p.kind, value.to_vec()));
 ///     Ok(true)
