@@ -27,9 +27,9 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
-//! Also public: [`merge`] (built-in merge operators), [`metrics`] (latency histograms),
-//! [`verify::verify_db`] (offline checksum verification) and [`fs`] (the filesystem seam, for
-//! instrumentation and fault injection).
+//! Also public: [`merge`] (built-in merge operators), [`compaction_filter`] (dropping or
+//! rewriting values as compactions rewrite them), [`metrics`] (latency histograms), [`verify::verify_db`] (offline checksum verification) and
+//! [`fs`] (the filesystem seam, for instrumentation and fault injection).
 //!
 //! # Internals
 //!
@@ -52,6 +52,7 @@ pub mod batch;
 pub(crate) mod blob;
 pub(crate) mod cache;
 pub(crate) mod compaction;
+pub mod compaction_filter;
 pub mod db;
 pub mod error;
 pub(crate) mod filenames;
@@ -74,6 +75,7 @@ pub(crate) mod wal;
 pub(crate) mod wal_header;
 
 pub use batch::WriteBatch;
+pub use compaction_filter::{CompactionFilter, Decision};
 pub use db::{ColumnFamily, Db, DbIterator, DroppedTail, Iter, RecoveryReport, RepairReport, Stats};
 pub use error::{Error, Result};
 pub use merge::MergeOperator;
