@@ -18,7 +18,7 @@ pub enum Decision {
 }
 
 /// Decides, while a compaction rewrites a key, whether its value stays, goes, or changes:
-/// RocksDB's `CompactionFilter`. Use it to expire data, to drop a tenant's
+/// RocksDB's `CompactionFilter`. Use it to expire data (see [`crate::ttl`]), to drop a tenant's
 /// keys in the background, or to migrate a value format lazily.
 ///
 /// What the filter is called on, and what its decision does:

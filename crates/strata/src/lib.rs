@@ -28,7 +28,8 @@
 //! ```
 //!
 //! Also public: [`merge`] (built-in merge operators), [`compaction_filter`] (dropping or
-//! rewriting values as compactions rewrite them), [`metrics`] (latency histograms), [`verify::verify_db`] (offline checksum verification) and
+//! rewriting values as compactions rewrite them), [`ttl`] (a database whose entries expire),
+//! [`metrics`] (latency histograms), [`verify::verify_db`] (offline checksum verification) and
 //! [`fs`] (the filesystem seam, for instrumentation and fault injection).
 //!
 //! # Internals
@@ -67,6 +68,7 @@ pub mod options;
 pub mod presets;
 pub mod snapshot;
 pub(crate) mod sst;
+pub mod ttl;
 pub mod txn;
 pub(crate) mod util;
 pub mod verify;
