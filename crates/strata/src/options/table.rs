@@ -461,7 +461,9 @@ mod tests {
     fn every_name_and_alias_round_trips_a_non_default_value() {
         let (default, tuned) = (Options::default(), tuned());
         tuned.validate().unwrap();
-        for name in Options::option_names() {
+        // No compaction filter can be made from its name (there are no built-in ones), so tuned()
+        // has none; tests/compaction_filter.rs covers its text forms.
+        for name in Options::option_names().filter(|&n| n != "compaction_filter") {
             let want = tuned.get(name).unwrap();
             assert_ne!(default.get(name).unwrap(), want, "{name}: tuned() leaves the default");
             for alias in std::iter::once(name).chain(lookup(name).unwrap().aliases().iter().copied()) {
