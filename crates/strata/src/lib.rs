@@ -77,10 +77,11 @@ pub(crate) mod wal;
 pub(crate) mod wal_header;
 
 pub use batch::WriteBatch;
-pub use compaction_filter::{CompactionFilter, Decision};
 pub use db::{ColumnFamily, Db, DbIterator, DroppedTail, Iter, RecoveryReport, RepairReport, Stats};
 pub use error::{Error, Result};
 pub use merge::MergeOperator;
 pub use options::{Compression, Options, ReadOptions, WalRecoveryMode, WriteOptions};
 pub use presets::Preset;
 pub use snapshot::Snapshot;
+
+pub use compaction_filter::{CompactionFilter, Decision};

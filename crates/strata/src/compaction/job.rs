@@ -46,6 +46,9 @@ pub(crate) struct JobEnv<'a> {
     pub blobs: &'a dyn BlobSource,
     /// Set when the database is closing: the job stops early with `Error::Closed`.
     pub cancel: &'a AtomicBool,
+    /// The filter values pass through (`filtering`): compactions set it, flushes and the other
+    /// writers of tables (recovery, repair, ingestion) do not.
+    pub compaction_filter: Option<&'a dyn crate::compaction_filter::CompactionFilter>,
 }
 
 /// What to write.

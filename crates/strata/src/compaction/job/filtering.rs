@@ -1,8 +1,9 @@
-//! The compaction filter inside a job: offers the newest version of a key to the column family's
-//! [`CompactionFilter`] when the rules of that trait allow it (a compaction, not a flush; a put,
-//! not a deletion or merge operand; nothing a live snapshot can read), reading a blob value
-//! first, and turns the decision into the entry the job writes in its place. A panicking filter
-//! becomes a typed background error.
+//! The compaction filter inside a job: offers the newest version of a key to the
+//! [`CompactionFilter`] in `JobEnv::compaction_filter` (which only compactions set, not flushes,
+//! recovery, repair or ingestion) when the rules of that trait allow it (a put, not a deletion or
+//! merge operand; nothing a live snapshot can read), reading a blob value first, and turns the
+//! decision into the entry the job writes in its place. A panicking filter becomes a typed
+//! background error.
 //!
 //! It must not decide what else of the key survives: the job (and `retention`) goes on as if the
 //! replacement had been the key's newest version all along, which is what makes a `Remove`
@@ -26,11 +27,10 @@ impl Job<'_> {
         kind: ValueKind,
         value: &[u8],
     ) -> Result<Option<Entry>> {
-        let Some(filter) = self.db.opts.compaction_filter.as_deref() else { return Ok(None) };
-        // Flushes (and recovery and repair, which flush) write level 0; compactions never do.
-        let compaction = self.spec.level > 0;
+        // Set for compactions only, so flushes, recovery, repair and ingestion never filter.
+        let Some(filter) = self.db.compaction_filter else { return Ok(None) };
         let visible_to_a_snapshot = self.spec.snapshots.last().is_some_and(|&newest| seq <= newest);
-        if !compaction || visible_to_a_snapshot || !matches!(kind, ValueKind::Put | ValueKind::Blob) {
+        if visible_to_a_snapshot || !matches!(kind, ValueKind::Put | ValueKind::Blob) {
             return Ok(None);
         }
         let decision = if kind == ValueKind::Blob {
