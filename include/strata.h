@@ -16,9 +16,9 @@
  *  - A NULL handle never crashes: it is an error where there is an errptr, a no-op otherwise.
  *  - No Rust panic crosses this boundary: an internal error becomes an error message.
  *
- * Threads: a strata_t may be used from many threads at once. Options, batches, iterators and
- * snapshots must not be used from two threads at the same time without external locking, nor
- * may a transaction (each thread begins its own). Destroy iterators and transactions and
+ * Threads: a strata_t may be used from many threads at once. Options, batches, iterators,
+ * snapshots and SST file writers must not be used from two threads at the same time without
+ * external locking, nor may a transaction (each thread begins its own). Destroy iterators and transactions and
  * release snapshots before strata_close(). Column family handles may be destroyed before or
  * after it, and may be used from many threads at once. A strata_transactiondb_t may be used
  * from many threads at once.
@@ -45,6 +45,8 @@ typedef struct strata_transactiondb_t strata_transactiondb_t;
 typedef struct strata_transactiondb_options_t strata_transactiondb_options_t;
 typedef struct strata_transaction_options_t strata_transaction_options_t;
 typedef struct strata_transaction_t strata_transaction_t;
+typedef struct strata_sstfilewriter_t strata_sstfilewriter_t;
+typedef struct strata_ingestexternalfileoptions_t strata_ingestexternalfileoptions_t;
 
 /* Compression values for strata_options_set_compression. */
 enum {
@@ -138,6 +140,13 @@ void strata_close(strata_t* db);
  * strata_options_load_latest). Sets *errptr when it cannot run: the database is open elsewhere
  * ("locked"), `path` holds no database, or a file cannot be written. See docs/durability.md, "Repair". */
 void strata_repair_db(const char* path, const strata_options_t* options, char** errptr);
+
+/* Deletes the database in directory `name` (RocksDB's rocksdb_destroy_db): every file strata
+ * wrote there, then the directory if nothing else is left in it (other files, and the lost/
+ * folder repair fills, are kept). A missing directory is not an error. Sets *errptr while the
+ * database is open ("locked"), when the directory holds no file strata wrote ("not a strata
+ * database"), or when a file cannot be removed. */
+void strata_destroy_db(const strata_options_t* options, const char* name, char** errptr);
 
 /* ---- Reads and writes -------------------------------------------------------------------- */
 
@@ -328,6 +337,12 @@ void strata_flush_cf(strata_t* db, strata_column_family_handle_t* column_family,
 void strata_compact_range_cf(strata_t* db, strata_column_family_handle_t* column_family,
                              const char* start_key, size_t start_key_len, const char* limit_key,
                              size_t limit_key_len, char** errptr);
+void strata_approximate_sizes_cf(strata_t* db, strata_column_family_handle_t* column_family,
+                                 int num_ranges, const char* const* range_start_key,
+                                 const size_t* range_start_key_len,
+                                 const char* const* range_limit_key,
+                                 const size_t* range_limit_key_len, uint64_t* sizes,
+                                 char** errptr);
 
 /* ---- Transactions (docs/transactions.md) --------------------------------------------------
  * As RocksDB's c.h. A transaction buffers its writes (which its own reads see) and commits them
@@ -430,6 +445,50 @@ void strata_transaction_merge_cf(strata_transaction_t* txn,
                                  strata_column_family_handle_t* column_family, const char* key,
                                  size_t klen, const char* val, size_t vlen, char** errptr);
 
+/* ---- Bulk loading (docs/c-api.md, "Bulk loading") ------------------------------------------
+ * As RocksDB's c.h. A writer makes a table file outside any database from keys in strictly
+ * increasing order; ingesting it adds its entries to a database atomically, newer than every
+ * earlier write and invisible to earlier snapshots. */
+
+/* A writer using the options' block size, last-level compression and bloom filter (copied).
+ * No file is open yet. NULL options, or an options setter's error, is reported by _open. */
+strata_sstfilewriter_t* strata_sstfilewriter_create(const strata_options_t* options);
+/* Creates the file `name` (replacing a file there) and starts writing it. An error if the
+ * writer is already writing a file; after _finish it may open another. */
+void strata_sstfilewriter_open(strata_sstfilewriter_t* writer, const char* name, char** errptr);
+/* Adds an entry. Keys must be strictly increasing ("keys must be added in strictly increasing
+ * order: ..."; the entry is not added and the writer stays usable). An error when no file is
+ * open. */
+void strata_sstfilewriter_put(strata_sstfilewriter_t* writer, const char* key, size_t keylen,
+                              const char* val, size_t vallen, char** errptr);
+/* A deletion: once ingested, older values of the key are hidden. */
+void strata_sstfilewriter_delete(strata_sstfilewriter_t* writer, const char* key, size_t keylen,
+                                 char** errptr);
+/* A merge operand, folded by the database's merge operator once ingested. */
+void strata_sstfilewriter_merge(strata_sstfilewriter_t* writer, const char* key, size_t keylen,
+                                const char* val, size_t vallen, char** errptr);
+/* Completes and syncs the file. An error when nothing was added or no file is open. The writer
+ * has no open file afterwards, even on an error. */
+void strata_sstfilewriter_finish(strata_sstfilewriter_t* writer, char** errptr);
+/* Frees the writer; a file it was still writing (not finished) is removed. NULL is a no-op. */
+void strata_sstfilewriter_destroy(strata_sstfilewriter_t* writer);
+
+/* Ingestion options; strata has no settings yet (RocksDB's defaults apply). */
+strata_ingestexternalfileoptions_t* strata_ingestexternalfileoptions_create(void);
+void strata_ingestexternalfileoptions_destroy(strata_ingestexternalfileoptions_t* opt);
+/* Adds the list_len files in file_list, written by a strata_sstfilewriter_t, to the database as
+ * one atomic step (RocksDB's rocksdb_ingest_external_file). The files are read, not moved:
+ * delete them afterwards if you like. Sets *errptr and ingests nothing when a file was not made
+ * by a writer or is damaged, when two files' key ranges overlap ("ingested files overlap"), or
+ * when the list is empty. Keys may overlap data already in the database: the files' entries
+ * win. */
+void strata_ingest_external_file(strata_t* db, const char* const* file_list, size_t list_len,
+                                 const strata_ingestexternalfileoptions_t* opt, char** errptr);
+/* As strata_ingest_external_file, into the family `column_family`. */
+void strata_ingest_external_file_cf(strata_t* db, strata_column_family_handle_t* column_family,
+                                    const char* const* file_list, size_t list_len,
+                                    const strata_ingestexternalfileoptions_t* opt, char** errptr);
+
 /* ---- Maintenance ------------------------------------------------------------------------- */
 
 /* Flushes the memtable to an SST file and waits for it. */
@@ -456,6 +515,14 @@ void strata_compact_range(strata_t* db, const char* start_key, size_t start_key_
  * the memtable. Returns 1 once settled, 0 if timeout_micros passed first (negative: no limit) or
  * on an error, which is set in errptr. */
 uint8_t strata_wait_for_compactions(strata_t* db, int64_t timeout_micros, char** errptr);
+/* For each i < num_ranges, sets sizes[i] to the approximate bytes on disk of the keys in
+ * [range_start_key[i], range_limit_key[i]) (limit excluded; 0 when start >= limit): table bytes
+ * plus the range's share of blob file bytes. Unflushed writes are not counted (flush first to
+ * count them). Keys are (ptr, len) pairs as everywhere. On error every sizes[i] is 0. */
+void strata_approximate_sizes(strata_t* db, int num_ranges, const char* const* range_start_key,
+                              const size_t* range_start_key_len,
+                              const char* const* range_limit_key,
+                              const size_t* range_limit_key_len, uint64_t* sizes, char** errptr);
 /* The value of a property ("strata.stats", "strata.levelstats", "strata.num-files-at-level<N>",
  * "strata.total-sst-files-size", ...) as a malloc'd NUL-terminated string to free with
  * strata_free, or NULL when the property is unknown. */

@@ -4,7 +4,7 @@
 # layering, lowest tier first:
 #   0 util, error   1 fs, filenames, key, merge, compaction_filter, metrics
 #   2 options, snapshot, batch, wal_header
-#   3 wal, memtable, sst, blob, version, compaction, cache, iter   4 db, presets
+#   3 wal, memtable, sst, blob, version, compaction, cache, iter, range_del   4 db, presets
 #   5 verify, txn, ttl, internal, lib (tools, transactions, TTL and the public surface over db)
 # A module may name modules of its own tier or below. Comment lines (doc links) are not counted;
 # `crate::Db` and the other crate-root re-exports count as uses of the module that defines them.
@@ -19,7 +19,7 @@ declare -A tier=(
     [util]=0 [error]=0
     [fs]=1 [filenames]=1 [key]=1 [merge]=1 [compaction_filter]=1 [metrics]=1
     [options]=2 [snapshot]=2 [batch]=2 [wal_header]=2
-    [wal]=3 [memtable]=3 [sst]=3 [blob]=3 [version]=3 [compaction]=3 [cache]=3 [iter]=3
+    [wal]=3 [memtable]=3 [sst]=3 [blob]=3 [version]=3 [compaction]=3 [cache]=3 [iter]=3 [range_del]=3
     [db]=4 [presets]=4
     [verify]=5 [txn]=5 [ttl]=5 [internal]=5 [lib]=5
 )

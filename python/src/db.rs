@@ -1,27 +1,32 @@
-//! `strata.DB`: an open database, its reads, writes and maintenance calls, and the factories of
-//! write batches, snapshots, iterators, transactions and column family handles (whose methods
-//! live in `family`, and share the `_in` helpers here).
+//! `strata.DB`: an open database (plyvel's `DB`, opened by `open`), its reads, writes and
+//! maintenance calls, and the factories of write batches, snapshots, iterators, prefixed views,
+//! transactions and column family handles (whose methods live in `family`, and share the `_in`
+//! helpers here and in `iterator`).
 //!
 //! Owns: the engine handle and its lifetime (`close()`, garbage collection, invalidating live
-//! iterators and ending live transactions). Must not: hold a Rust mutex while acquiring the GIL, or call the engine with the
-//! GIL held when the call may do IO.
+//! iterators and ending live transactions). Must not: hold a Rust mutex while acquiring the GIL,
+//! or call the engine with the GIL held when the call may do IO or merge (a Python merge
+//! operator takes the GIL from the engine's threads).
 
 use std::path::PathBuf;
-use std::sync::{Arc, Weak};
+use std::sync::Weak;
 
 use parking_lot::Mutex;
 use pyo3::exceptions::PyKeyError;
 use pyo3::prelude::*;
-use pyo3::types::PyBytes;
-use pyo3::types::PyDict;
+use pyo3::types::{PyBytes, PyDict, PyTuple};
 use strata::{ColumnFamily, Db, Options, ReadOptions, WriteBatch, WriteOptions};
 
 use crate::args::{bytes_arg, opt_bytes_arg};
 use crate::batch::PyWriteBatch;
 use crate::errors::{check, closed_error, invalid_argument};
-use crate::family::{family_arg, named_families, PyColumnFamily};
-use crate::iterator::{IterState, Pos, PyIterator};
-use crate::options::OptionArgs;
+use crate::family::{family_arg, PyColumnFamily};
+use crate::iterator::{shaped_iterator, IterArgs, IterState, PyIterator};
+use crate::maintenance::{approximate_sizes, property_name, range_args};
+use crate::open::{path_arg, OpenMode};
+use crate::options::{CompressionArg, OptionArgs, PlyvelArgs};
+use crate::prefixed::PyPrefixedDb;
+use crate::raw_iterator::PyRawIterator;
 use crate::snapshot::PySnapshot;
 use crate::txn::{PyTransaction, Transactions};
 
@@ -36,6 +41,8 @@ pub(crate) struct PyDb {
     pub(crate) iters: Mutex<Vec<Weak<Mutex<IterState>>>>,
     /// How `transaction()` begins transactions, and the live ones `close()` ends.
     pub(crate) txns: Transactions,
+    /// Opened with `Db::open_read_only`.
+    pub(crate) read_only: bool,
 }
 
 impl PyDb {
@@ -44,7 +51,7 @@ impl PyDb {
         self.db.lock().clone().ok_or_else(|| closed_error(py, "database"))
     }
 
-    fn read_options(
+    pub(crate) fn read_options(
         &self,
         py: Python<'_>,
         snapshot: Option<&Bound<'_, PySnapshot>>,
@@ -138,60 +145,11 @@ impl PyDb {
         } else {
             Err(invalid_argument(
                 py,
-                "merge needs a merge operator: open the database with merge_operator=\"uint64add\" \
-                 or merge_operator=\"stringappend\""
+                "merge needs a merge operator: open the database with merge_operator=\"uint64add\", \
+                 \"stringappend\" or a Python merge function"
                     .into(),
             ))
         }
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) fn iterator_impl(
-        &self,
-        py: Python<'_>,
-        start: Option<&Bound<'_, PyAny>>,
-        stop: Option<&Bound<'_, PyAny>>,
-        prefix: Option<&Bound<'_, PyAny>>,
-        reverse: bool,
-        include_key: bool,
-        include_value: bool,
-        snapshot: Option<&Bound<'_, PySnapshot>>,
-        fill_cache: bool,
-    ) -> PyResult<PyIterator> {
-        let range = IterArgs { start, stop, prefix, reverse, include_key, include_value };
-        self.iterator_in(py, None, range, snapshot, fill_cache)
-    }
-
-    /// An iterator over column family `cf` (the default family when `None`).
-    pub(crate) fn iterator_in(
-        &self,
-        py: Python<'_>,
-        cf: Option<&ColumnFamily>,
-        args: IterArgs<'_, '_>,
-        snapshot: Option<&Bound<'_, PySnapshot>>,
-        fill_cache: bool,
-    ) -> PyResult<PyIterator> {
-        let IterArgs { start, stop, prefix, reverse, include_key, include_value } = args;
-        if !include_key && !include_value {
-            return Err(invalid_argument(py, "include_key and include_value cannot both be False".into()));
-        }
-        let mut ro = self.read_options(py, snapshot, fill_cache)?;
-        ro.lower_bound = opt_bytes_arg(start, "start")?;
-        ro.upper_bound = opt_bytes_arg(stop, "stop")?;
-        ro.prefix = opt_bytes_arg(prefix, "prefix")?;
-        let db = self.handle(py)?;
-        let r = py.detach(|| match cf {
-            Some(cf) => db.cursor_cf(cf, &ro),
-            None => db.cursor(&ro),
-        });
-        let it = check(py, r)?;
-        let state = Arc::new(Mutex::new(IterState { it: Some(it), pos: Pos::Unstarted }));
-        {
-            let mut iters = self.iters.lock();
-            iters.retain(|w| w.strong_count() > 0);
-            iters.push(Arc::downgrade(&state));
-        }
-        Ok(PyIterator { state, reverse, include_key, include_value })
     }
 
     /// Drops every live engine iterator and transaction so the engine can shut down and release
@@ -206,16 +164,6 @@ impl PyDb {
             }
         }
     }
-}
-
-/// The range and shape arguments of `iterator()`, as the DB, snapshot and column family take them.
-pub(crate) struct IterArgs<'a, 'py> {
-    pub(crate) start: Option<&'a Bound<'py, PyAny>>,
-    pub(crate) stop: Option<&'a Bound<'py, PyAny>>,
-    pub(crate) prefix: Option<&'a Bound<'py, PyAny>>,
-    pub(crate) reverse: bool,
-    pub(crate) include_key: bool,
-    pub(crate) include_value: bool,
 }
 
 impl Drop for PyDb {
@@ -235,16 +183,28 @@ impl Drop for PyDb {
 
 #[pymethods]
 impl PyDb {
-    /// Opens (or creates) the database in directory `path`.
+    /// Opens the database in directory `name` (also accepted as `path=`), creating it when
+    /// `create_if_missing` is true. Takes plyvel's keywords, each mapped to strata's option
+    /// (`options::PlyvelArgs`), strata's own, and `read_only=True` for `Db::open_read_only`.
     #[new]
     #[pyo3(signature = (
-        path,
-        create_if_missing = true,
+        name = None,
+        create_if_missing = false,
         error_if_exists = false,
+        *,
+        paranoid_checks = None,
         write_buffer_size = None,
+        max_open_files = None,
+        lru_cache_size = None,
+        block_size = None,
+        block_restart_interval = None,
+        max_file_size = None,
+        compression = CompressionArg::NotGiven,
+        bloom_filter_bits = None,
+        comparator = None,
+        comparator_name = None,
         cache_size = None,
         bloom_bits_per_key = None,
-        compression = None,
         min_blob_size = None,
         merge_operator = None,
         sync_gather_micros = None,
@@ -253,26 +213,52 @@ impl PyDb {
         column_families = None,
         transactions = None,
         lock_timeout = None,
+        read_only = false,
+        path = None,
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
-        path: PathBuf,
+        name: Option<&Bound<'_, PyAny>>,
         create_if_missing: bool,
         error_if_exists: bool,
+        paranoid_checks: Option<bool>,
         write_buffer_size: Option<usize>,
+        max_open_files: Option<usize>,
+        lru_cache_size: Option<usize>,
+        block_size: Option<usize>,
+        block_restart_interval: Option<usize>,
+        max_file_size: Option<u64>,
+        compression: CompressionArg,
+        bloom_filter_bits: Option<u32>,
+        comparator: Option<&Bound<'_, PyAny>>,
+        comparator_name: Option<&Bound<'_, PyAny>>,
         cache_size: Option<usize>,
         bloom_bits_per_key: Option<u32>,
-        compression: Option<String>,
         min_blob_size: Option<usize>,
-        merge_operator: Option<String>,
+        merge_operator: Option<&Bound<'_, PyAny>>,
         sync_gather_micros: Option<u32>,
         write_spin_micros: Option<u32>,
         options: Option<String>,
         column_families: Option<&Bound<'_, PyDict>>,
         transactions: Option<String>,
         lock_timeout: Option<f64>,
+        read_only: bool,
+        path: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
+        // Accepted for plyvel, nothing to set: see `options::PlyvelArgs`.
+        let _ = paranoid_checks;
+        let path = path_arg(name, path)?;
+        let plyvel = PlyvelArgs {
+            max_open_files,
+            lru_cache_size,
+            block_size,
+            block_restart_interval,
+            max_file_size,
+            bloom_filter_bits,
+            comparator,
+            comparator_name,
+        };
         let args = OptionArgs {
             create_if_missing: Some(create_if_missing),
             error_if_exists: Some(error_if_exists),
@@ -285,16 +271,10 @@ impl PyDb {
             sync_gather_micros,
             write_spin_micros,
             options,
+            plyvel,
         };
-        let opts = args.apply(py, Options::default())?;
-        let named = named_families(py, &opts, column_families)?;
-        let has_merge_operator = opts.merge_operator.is_some();
-        let open_opts = opts.clone();
-        let r = py.detach(|| Db::open_cf(&path, open_opts, named));
-        let db = check(py, r)?;
-        let txns = Transactions::open(py, &db, transactions.as_deref(), lock_timeout)?;
-        let iters = Mutex::new(Vec::new());
-        Ok(Self { db: Mutex::new(Some(db)), path, has_merge_operator, opts, iters, txns })
+        let mode = OpenMode { column_families, transactions, lock_timeout, read_only };
+        Self::open(py, path, args, mode)
     }
 
     /// The directory of the database.
@@ -331,8 +311,9 @@ impl PyDb {
         )
     }
 
-    /// The value of `key`, or `default` when it is absent.
-    #[pyo3(signature = (key, default = None, snapshot = None, fill_cache = true))]
+    /// The value of `key`, or `default` when it is absent. `verify_checksums` is accepted for
+    /// plyvel and changes nothing: strata verifies every block it reads.
+    #[pyo3(signature = (key, default = None, snapshot = None, fill_cache = true, *, verify_checksums = false))]
     fn get<'py>(
         &self,
         py: Python<'py>,
@@ -340,7 +321,9 @@ impl PyDb {
         default: Option<Bound<'py, PyAny>>,
         snapshot: Option<&Bound<'py, PySnapshot>>,
         fill_cache: bool,
+        verify_checksums: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
+        let _ = verify_checksums;
         match self.get_impl(py, key, snapshot, fill_cache)? {
             Some(v) => Ok(v.into_any()),
             None => Ok(default.unwrap_or_else(|| py.None().into_bound(py))),
@@ -396,16 +379,22 @@ impl PyDb {
         )
     }
 
-    /// A write batch, applied atomically by `write()` or on leaving a `with` block without an
-    /// exception.
-    #[pyo3(signature = (sync = false, disable_wal = false))]
-    fn write_batch(slf: &Bound<'_, Self>, sync: bool, disable_wal: bool) -> PyResult<PyWriteBatch> {
+    /// A write batch, applied atomically by `write()` or at the end of a `with` block: always,
+    /// or, with `transaction=True`, only when the block raised no exception (plyvel's rule).
+    #[pyo3(signature = (sync = false, disable_wal = false, *, transaction = false))]
+    fn write_batch(
+        slf: &Bound<'_, Self>,
+        sync: bool,
+        disable_wal: bool,
+        transaction: bool,
+    ) -> PyResult<PyWriteBatch> {
         slf.get().handle(slf.py())?;
-        Ok(PyWriteBatch {
-            db: slf.clone().unbind(),
-            batch: Mutex::new(WriteBatch::new()),
-            wo: WriteOptions { sync, disable_wal },
-        })
+        Ok(PyWriteBatch::new(
+            slf.clone().unbind(),
+            WriteOptions { sync, disable_wal },
+            transaction,
+            Vec::new(),
+        ))
     }
 
     /// A transaction committing with these write options; use it as a context manager (commit on
@@ -423,7 +412,8 @@ impl PyDb {
         PyTransaction::begin(slf, WriteOptions { sync, disable_wal }, set_snapshot, lock_timeout)
     }
 
-    /// An iterator over `[start, stop)` (and/or keys with `prefix`), in key order or reversed.
+    /// An iterator over `[start, stop)` (`include_start`, `include_stop` change which ends are
+    /// in) and/or the keys with `prefix`, in key order or reversed.
     #[pyo3(signature = (
         start = None,
         stop = None,
@@ -433,6 +423,10 @@ impl PyDb {
         include_value = true,
         snapshot = None,
         fill_cache = true,
+        *,
+        include_start = true,
+        include_stop = false,
+        verify_checksums = false,
     ))]
     #[allow(clippy::too_many_arguments)]
     fn iterator(
@@ -446,19 +440,125 @@ impl PyDb {
         include_value: bool,
         snapshot: Option<&Bound<'_, PySnapshot>>,
         fill_cache: bool,
+        include_start: bool,
+        include_stop: bool,
+        verify_checksums: bool,
     ) -> PyResult<PyIterator> {
-        self.iterator_impl(py, start, stop, prefix, reverse, include_key, include_value, snapshot, fill_cache)
+        let _ = verify_checksums;
+        let args = IterArgs {
+            start,
+            stop,
+            prefix,
+            reverse,
+            include_key,
+            include_value,
+            include_start,
+            include_stop,
+        };
+        self.iterator_in(py, None, args, snapshot, fill_cache, &[])
+    }
+
+    /// The engine cursor (plyvel's `RawIterator`): `valid`, `seek*`, `next`, `prev`, `key`, ...
+    #[pyo3(signature = (*, verify_checksums = false, fill_cache = true, snapshot = None))]
+    fn raw_iterator(
+        &self,
+        py: Python<'_>,
+        verify_checksums: bool,
+        fill_cache: bool,
+        snapshot: Option<&Bound<'_, PySnapshot>>,
+    ) -> PyResult<PyRawIterator> {
+        let _ = verify_checksums;
+        self.raw_iterator_in(py, None, snapshot, fill_cache, &[])
+    }
+
+    /// `iterator(...)` yielding keys only.
+    #[pyo3(signature = (*args, **kwargs))]
+    fn keys<'py>(
+        slf: &Bound<'py, Self>,
+        args: &Bound<'py, PyTuple>,
+        kwargs: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        shaped_iterator(slf.as_any(), args, kwargs, (true, false))
+    }
+
+    /// `iterator(...)` yielding values only.
+    #[pyo3(signature = (*args, **kwargs))]
+    fn values<'py>(
+        slf: &Bound<'py, Self>,
+        args: &Bound<'py, PyTuple>,
+        kwargs: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        shaped_iterator(slf.as_any(), args, kwargs, (false, true))
+    }
+
+    /// `iterator(...)` yielding `(key, value)` pairs.
+    #[pyo3(signature = (*args, **kwargs))]
+    fn items<'py>(
+        slf: &Bound<'py, Self>,
+        args: &Bound<'py, PyTuple>,
+        kwargs: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        shaped_iterator(slf.as_any(), args, kwargs, (true, true))
     }
 
     /// Iterates over all `(key, value)` pairs.
     fn __iter__(&self, py: Python<'_>) -> PyResult<PyIterator> {
-        self.iterator_impl(py, None, None, None, false, true, true, None, true)
+        let args = IterArgs::everything();
+        self.iterator_in(py, None, args, None, true, &[])
     }
 
     /// A consistent point-in-time view; release it with `close()` or a `with` block.
     fn snapshot(slf: &Bound<'_, Self>) -> PyResult<PySnapshot> {
         let db = slf.get().handle(slf.py())?;
-        Ok(PySnapshot { db: slf.clone().unbind(), snap: Mutex::new(Some(db.snapshot())) })
+        let snap = slf.py().detach(|| db.snapshot());
+        Ok(PySnapshot { db: slf.clone().unbind(), snap: Mutex::new(Some(snap)), key_prefix: Vec::new() })
+    }
+
+    /// A view of the keys that start with `prefix`, with the prefix left out (plyvel's
+    /// `PrefixedDB`).
+    fn prefixed_db(slf: &Bound<'_, Self>, prefix: &Bound<'_, PyAny>) -> PyResult<PyPrefixedDb> {
+        let prefix = bytes_arg(prefix, "prefix")?.as_bytes().to_vec();
+        Ok(PyPrefixedDb { db: slf.clone().unbind(), prefix })
+    }
+
+    /// plyvel's property by `bytes` (or `str`) name, as `bytes`, or None when unknown: LevelDB's
+    /// `leveldb.stats` and `leveldb.num-files-at-level<N>` read strata's equivalents; strata's
+    /// own names (`strata.stats`, ...) work too.
+    fn get_property<'py>(
+        &self,
+        py: Python<'py>,
+        name: &Bound<'py, PyAny>,
+    ) -> PyResult<Option<Bound<'py, PyBytes>>> {
+        let name = property_name(name)?;
+        let db = self.handle(py)?;
+        let value = py.detach(|| db.property(&name));
+        Ok(value.map(|v| PyBytes::new(py, v.as_bytes())))
+    }
+
+    /// The approximate bytes on disk of the keys in `[start, stop)` (flushed data only).
+    fn approximate_size(
+        &self,
+        py: Python<'_>,
+        start: &Bound<'_, PyAny>,
+        stop: &Bound<'_, PyAny>,
+    ) -> PyResult<u64> {
+        let range =
+            bytes_arg(start, "start")?.as_bytes().to_vec()..bytes_arg(stop, "stop")?.as_bytes().to_vec();
+        let sizes = approximate_sizes(self, py, None, &[range])?;
+        Ok(sizes.first().copied().unwrap_or(0))
+    }
+
+    /// `approximate_size` of each `(start, stop)` range given, as a list.
+    #[pyo3(signature = (*ranges))]
+    fn approximate_sizes(&self, py: Python<'_>, ranges: &Bound<'_, PyTuple>) -> PyResult<Vec<u64>> {
+        let ranges = range_args(ranges)?;
+        approximate_sizes(self, py, None, &ranges)
+    }
+
+    /// True when opened with `read_only=True`.
+    #[getter]
+    fn read_only(&self) -> bool {
+        self.read_only
     }
 
     /// Flushes the memtable to disk and waits for it.

@@ -54,7 +54,8 @@ pub(crate) fn engine_error(py: Python<'_>, e: strata::Error) -> PyErr {
         E::UnsupportedVersion { .. } => "UnsupportedVersionError",
         E::Background { cause, .. } => return background_error(py, msg, cause.as_deref(), e.is_retryable()),
         E::Closed => "ClosedError",
-        E::Merge(_) => "MergeError",
+        E::Merge(_) => return merge_error(py, msg),
+        E::ReadOnly => "ReadOnlyError",
         E::Busy(_) => "TransactionConflictError",
         E::LockTimeout(_) => "LockTimeoutError",
         E::Deadlock(_) => "DeadlockError",
@@ -80,6 +81,29 @@ pub(crate) fn background_error(
     let err = raise(py, "BackgroundError", (msg, cause_value, retryable));
     err.set_cause(py, cause);
     err
+}
+
+/// A `MergeError`; when a merge operator written in Python raised on this thread for this
+/// failure, its exception is the `__cause__` and its text ends the message.
+fn merge_error(py: Python<'_>, msg: String) -> PyErr {
+    let Some(cause) = crate::py_merge::take_failure(&msg) else {
+        return raise(py, "MergeError", (msg,));
+    };
+    let err =
+        raise(py, "MergeError", (format!("{msg}: the merge operator raised {}", describe(py, &cause)),));
+    err.set_cause(py, Some(cause));
+    err
+}
+
+/// `TypeName: message` of a Python exception.
+fn describe(py: Python<'_>, e: &PyErr) -> String {
+    let type_name = e.get_type(py).name().map(|n| n.to_string()).unwrap_or_else(|_| "exception".into());
+    let text = e.value(py).to_string();
+    if text.is_empty() {
+        type_name
+    } else {
+        format!("{type_name}: {text}")
+    }
 }
 
 pub(crate) fn invalid_argument(py: Python<'_>, msg: String) -> PyErr {

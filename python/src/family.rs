@@ -10,13 +10,17 @@ use std::path::PathBuf;
 
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyString};
+use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyString, PyTuple};
 use strata::{ColumnFamily, Db, Options, WriteOptions};
 
 use crate::args::{bytes_arg, opt_bytes_arg};
-use crate::db::{IterArgs, PyDb};
+use crate::db::PyDb;
 use crate::errors::{check, invalid_argument};
-use crate::iterator::PyIterator;
+use crate::iterator::IterArgs;
+use crate::iterator::{shaped_iterator, PyIterator};
+use crate::maintenance::{approximate_sizes, range_args};
+use crate::py_merge::python_operator;
+use crate::raw_iterator::PyRawIterator;
 use crate::snapshot::PySnapshot;
 
 /// A handle on one column family of an open database.
@@ -60,6 +64,12 @@ pub(crate) fn family_options(
         if name == "options" {
             string = Some(value.extract::<String>()?);
             continue;
+        }
+        if name == "merge_operator" {
+            if let Some(op) = python_operator(Some(&value))? {
+                opts.merge_operator = Some(op);
+                continue;
+            }
         }
         check(py, opts.set(&name, &option_text(&value)?))?;
     }
@@ -245,6 +255,10 @@ impl PyColumnFamily {
         include_value = true,
         snapshot = None,
         fill_cache = true,
+        *,
+        include_start = true,
+        include_stop = false,
+        verify_checksums = false,
     ))]
     #[allow(clippy::too_many_arguments)]
     fn iterator(
@@ -258,14 +272,76 @@ impl PyColumnFamily {
         include_value: bool,
         snapshot: Option<&Bound<'_, PySnapshot>>,
         fill_cache: bool,
+        include_start: bool,
+        include_stop: bool,
+        verify_checksums: bool,
     ) -> PyResult<PyIterator> {
-        let args = IterArgs { start, stop, prefix, reverse, include_key, include_value };
-        self.db.get().iterator_in(py, Some(&self.cf), args, snapshot, fill_cache)
+        let _ = verify_checksums;
+        let args = IterArgs {
+            start,
+            stop,
+            prefix,
+            reverse,
+            include_key,
+            include_value,
+            include_start,
+            include_stop,
+        };
+        self.db.get().iterator_in(py, Some(&self.cf), args, snapshot, fill_cache, &[])
+    }
+
+    /// The engine cursor over this family (plyvel's `RawIterator`).
+    #[pyo3(signature = (*, verify_checksums = false, fill_cache = true, snapshot = None))]
+    fn raw_iterator(
+        &self,
+        py: Python<'_>,
+        verify_checksums: bool,
+        fill_cache: bool,
+        snapshot: Option<&Bound<'_, PySnapshot>>,
+    ) -> PyResult<PyRawIterator> {
+        let _ = verify_checksums;
+        self.db.get().raw_iterator_in(py, Some(&self.cf), snapshot, fill_cache, &[])
+    }
+
+    /// `iterator(...)` yielding keys only.
+    #[pyo3(signature = (*args, **kwargs))]
+    fn keys<'py>(
+        slf: &Bound<'py, Self>,
+        args: &Bound<'py, PyTuple>,
+        kwargs: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        shaped_iterator(slf.as_any(), args, kwargs, (true, false))
+    }
+
+    /// `iterator(...)` yielding values only.
+    #[pyo3(signature = (*args, **kwargs))]
+    fn values<'py>(
+        slf: &Bound<'py, Self>,
+        args: &Bound<'py, PyTuple>,
+        kwargs: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        shaped_iterator(slf.as_any(), args, kwargs, (false, true))
+    }
+
+    /// `iterator(...)` yielding `(key, value)` pairs.
+    #[pyo3(signature = (*args, **kwargs))]
+    fn items<'py>(
+        slf: &Bound<'py, Self>,
+        args: &Bound<'py, PyTuple>,
+        kwargs: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        shaped_iterator(slf.as_any(), args, kwargs, (true, true))
     }
 
     /// Iterates over all `(key, value)` pairs of this family.
     fn __iter__(&self, py: Python<'_>) -> PyResult<PyIterator> {
-        self.iterator(py, None, None, None, false, true, true, None, true)
+        self.db.get().iterator_in(py, Some(&self.cf), IterArgs::everything(), None, true, &[])
+    }
+
+    /// `DB.approximate_sizes` in this family: the bytes on disk of each `(start, stop)` range.
+    #[pyo3(signature = (*ranges))]
+    fn approximate_sizes(&self, py: Python<'_>, ranges: &Bound<'_, PyTuple>) -> PyResult<Vec<u64>> {
+        approximate_sizes(self.db.get(), py, Some(&self.cf), &range_args(ranges)?)
     }
 
     /// Flushes this family's memtable to disk and waits for it.

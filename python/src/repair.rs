@@ -3,47 +3,80 @@
 //! Owns: the report's Python shape. Must not: open the database; repair runs on one that is
 //! closed.
 
-use std::path::PathBuf;
-
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 use strata::{Db, Options, RepairReport};
 
 use crate::errors::check;
-use crate::options::OptionArgs;
+use crate::open::path_arg;
+use crate::options::{CompressionArg, OptionArgs, PlyvelArgs};
 
-/// Rebuilds the database in directory `path`, which need not open, from its data files
-/// (`strata::Db::repair`). Takes the same option keywords as `DB` (pass the options the
-/// database is used with). Returns the report as a dict; files taken out of the database are
-/// in `path/lost/`. Raises `LockedError` while the database is open and `NotADatabaseError`
-/// for a directory without one.
+/// Rebuilds the database in directory `name` (or `path=`), which need not open, from its data
+/// files (`strata::Db::repair`). Takes the option keywords of `DB`, plyvel's and strata's (pass
+/// the options the database is used with). Returns the report as a dict; files taken out of the
+/// database are in `path/lost/`. Raises `LockedError` while the database is open and
+/// `NotADatabaseError` for a directory without one.
 #[pyfunction]
 #[pyo3(signature = (
-    path,
+    name = None,
+    *,
+    paranoid_checks = None,
     write_buffer_size = None,
+    max_open_files = None,
+    lru_cache_size = None,
+    block_size = None,
+    block_restart_interval = None,
+    max_file_size = None,
+    compression = CompressionArg::NotGiven,
+    bloom_filter_bits = None,
+    comparator = None,
+    comparator_name = None,
     cache_size = None,
     bloom_bits_per_key = None,
-    compression = None,
     min_blob_size = None,
     merge_operator = None,
     sync_gather_micros = None,
     write_spin_micros = None,
     options = None,
+    path = None,
 ))]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn repair_db<'py>(
     py: Python<'py>,
-    path: PathBuf,
+    name: Option<&Bound<'_, PyAny>>,
+    paranoid_checks: Option<bool>,
     write_buffer_size: Option<usize>,
+    max_open_files: Option<usize>,
+    lru_cache_size: Option<usize>,
+    block_size: Option<usize>,
+    block_restart_interval: Option<usize>,
+    max_file_size: Option<u64>,
+    compression: CompressionArg,
+    bloom_filter_bits: Option<u32>,
+    comparator: Option<&Bound<'py, PyAny>>,
+    comparator_name: Option<&Bound<'py, PyAny>>,
     cache_size: Option<usize>,
     bloom_bits_per_key: Option<u32>,
-    compression: Option<String>,
     min_blob_size: Option<usize>,
-    merge_operator: Option<String>,
+    merge_operator: Option<&Bound<'py, PyAny>>,
     sync_gather_micros: Option<u32>,
     write_spin_micros: Option<u32>,
     options: Option<String>,
+    path: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<Bound<'py, PyDict>> {
+    // Accepted for plyvel, nothing to set: see `options::PlyvelArgs`.
+    let _ = paranoid_checks;
+    let path = path_arg(name, path)?;
+    let plyvel = PlyvelArgs {
+        max_open_files,
+        lru_cache_size,
+        block_size,
+        block_restart_interval,
+        max_file_size,
+        bloom_filter_bits,
+        comparator,
+        comparator_name,
+    };
     let args = OptionArgs {
         create_if_missing: None,
         error_if_exists: None,
@@ -56,6 +89,7 @@ pub(crate) fn repair_db<'py>(
         sync_gather_micros,
         write_spin_micros,
         options,
+        plyvel,
     };
     let opts = args.apply(py, Options { create_if_missing: false, ..Options::default() })?;
     let r = py.detach(|| Db::repair(&path, opts));

@@ -19,9 +19,10 @@ use strata::txn::{Transaction, TransactionDb, TransactionDbOptions, TransactionO
 use strata::{ColumnFamily, Db, ReadOptions, WriteOptions};
 
 use crate::args::bytes_arg;
-use crate::db::{IterArgs, PyDb};
+use crate::db::PyDb;
 use crate::errors::{check, invalid_argument, raise};
 use crate::family::family_arg;
+use crate::iterator::IterArgs;
 use crate::txn_iter::PyTransactionIterator;
 
 /// The engine transaction; `None` once committed, rolled back, or ended by `DB.close()`.
@@ -339,7 +340,17 @@ impl PyTransaction {
     ) -> PyResult<PyTransactionIterator> {
         let py = slf.py();
         let cf = slf.get().family(py, column_family)?;
-        let args = IterArgs { start, stop, prefix, reverse, include_key, include_value };
+        let (include_start, include_stop) = (true, false);
+        let args = IterArgs {
+            start,
+            stop,
+            prefix,
+            reverse,
+            include_key,
+            include_value,
+            include_start,
+            include_stop,
+        };
         PyTransactionIterator::new(slf, cf, args, fill_cache)
     }
 

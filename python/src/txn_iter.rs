@@ -19,8 +19,8 @@ use strata::txn::{BatchAndDbIterator, Transaction};
 use strata::{ColumnFamily, ReadOptions};
 
 use crate::args::{bytes_arg, opt_bytes_arg};
-use crate::db::IterArgs;
 use crate::errors::{closed_error, engine_error, invalid_argument};
+use crate::iterator::IterArgs;
 use crate::txn::{ended_error, PyTransaction, TxnCell};
 
 /// Entries read per refill: large enough to amortise opening the engine iterator.
@@ -70,7 +70,7 @@ impl PyTransactionIterator {
         fill_cache: bool,
     ) -> PyResult<Self> {
         let py = txn.py();
-        let IterArgs { start, stop, prefix, reverse, include_key, include_value } = args;
+        let IterArgs { start, stop, prefix, reverse, include_key, include_value, .. } = args;
         if !include_key && !include_value {
             return Err(invalid_argument(py, "include_key and include_value cannot both be False".into()));
         }

@@ -1,10 +1,12 @@
 """strata: an embedded, durable, ordered key-value store (LSM tree with key-value separation).
 
-Keys and values are ``bytes``. Quick start::
+Keys and values are ``bytes``. The API is plyvel's (``DB``, ``WriteBatch``, ``Snapshot``,
+``Iterator``, ``RawIterator``, ``PrefixedDB``, ``repair_db``, ``destroy_db``), plus merges, column
+families and transactions. Quick start::
 
     import strata
 
-    with strata.DB("/tmp/example") as db:
+    with strata.DB("/tmp/example", create_if_missing=True) as db:
         db.put(b"key", b"value")
         assert db.get(b"key") == b"value"
         with db.write_batch() as wb:
@@ -24,10 +26,12 @@ from ._errors import (
     DeadlockError,
     Error,
     InvalidArgumentError,
+    IteratorInvalidError,
     LockedError,
     LockTimeoutError,
     MergeError,
     NotADatabaseError,
+    ReadOnlyError,
     StrataIOError,
     TransactionConflictError,
     UnsupportedVersionError,
@@ -36,24 +40,33 @@ from ._strata import (
     DB,
     ColumnFamily,
     Iterator,
+    PrefixedDB,
+    RawIterator,
     Snapshot,
     Transaction,
     TransactionIterator,
     WriteBatch,
     __version__,
+    destroy_db,
     list_column_families,
     repair_db,
 )
+
+# plyvel's name for its IO error class; not in __all__, where it would shadow the built-in.
+IOError = StrataIOError
 
 __all__ = [
     "DB",
     "ColumnFamily",
     "Iterator",
+    "RawIterator",
+    "PrefixedDB",
     "Snapshot",
     "WriteBatch",
     "Transaction",
     "TransactionIterator",
     "repair_db",
+    "destroy_db",
     "list_column_families",
     "Error",
     "CorruptionError",
@@ -69,5 +82,7 @@ __all__ = [
     "TransactionConflictError",
     "LockTimeoutError",
     "DeadlockError",
+    "ReadOnlyError",
+    "IteratorInvalidError",
     "__version__",
 ]

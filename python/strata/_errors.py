@@ -15,6 +15,8 @@ __all__ = [
     "TransactionConflictError",
     "LockTimeoutError",
     "DeadlockError",
+    "ReadOnlyError",
+    "IteratorInvalidError",
 ]
 
 
@@ -66,7 +68,8 @@ class ClosedError(Error, RuntimeError):
 
 
 class MergeError(Error):
-    """A merge operand could not be applied."""
+    """A merge operand could not be applied. When a merge operator written in Python raised, its
+    exception is the ``__cause__``."""
 
 
 class StrataIOError(Error, OSError):
@@ -89,6 +92,15 @@ class DeadlockError(Error):
     nothing; roll the transaction back and retry it."""
 
 
+class ReadOnlyError(Error):
+    """A write, flush or compaction on a database opened with ``read_only=True``."""
+
+
+class IteratorInvalidError(Error):
+    """A ``RawIterator`` method that needs a current entry (``next``, ``prev``, ``key``,
+    ``value``, ``item``) was called while the iterator is not ``valid()`` (plyvel's class)."""
+
+
 # Report the public location (``strata.LockedError``) in tracebacks and reprs.
 for _cls in (
     Error,
@@ -105,6 +117,8 @@ for _cls in (
     TransactionConflictError,
     LockTimeoutError,
     DeadlockError,
+    ReadOnlyError,
+    IteratorInvalidError,
 ):
     _cls.__module__ = "strata"
 del _cls

@@ -17,7 +17,7 @@ def path(tmp_path):
 
 @pytest.fixture
 def db(path):
-    d = strata.DB(path)
+    d = strata.DB(path, create_if_missing=True)
     yield d
     d.close()
 
@@ -138,9 +138,9 @@ def test_write_batch_across_families(db):
     assert db.get(b"gone") is None and db.get(b"plain") == b"default"
     assert db.get(b"u1") is None
 
-    # Rolled back together on an exception.
+    # Rolled back together on an exception (with transaction=True; plyvel's default writes).
     with pytest.raises(RuntimeError):
-        with db.write_batch() as wb:
+        with db.write_batch(transaction=True) as wb:
             wb.delete(b"u1", column_family=users)
             wb.put(b"x", b"y", column_family=by_email)
             raise RuntimeError("abort")
@@ -162,7 +162,7 @@ def test_batch_into_a_dropped_family_fails_whole(db):
 
 
 def test_handles_of_another_database_are_refused(db, tmp_path):
-    with strata.DB(str(tmp_path / "other")) as other:
+    with strata.DB(str(tmp_path / "other"), create_if_missing=True) as other:
         theirs = other.create_column_family("theirs")
         db.create_column_family("theirs")
         with pytest.raises(strata.InvalidArgumentError, match="another database"):
@@ -211,6 +211,7 @@ def test_bad_family_options_raise_invalid_argument(db):
 def test_open_with_families_and_list_them(path):
     with strata.DB(
         path,
+        create_if_missing=True,
         write_buffer_size=8 << 20,
         column_families={"counters": {"merge_operator": "uint64add"}, "logs": None},
     ) as db:
@@ -220,13 +221,13 @@ def test_open_with_families_and_list_them(path):
         # Families start from the database's options.
         assert "write_buffer_size=8388608" in family_section(path, "logs")
     assert strata.list_column_families(path) == ["default", "counters", "logs"]
-    with strata.DB(path, column_families={"counters": {"merge_operator": "uint64add"}}) as db:
+    with strata.DB(path, create_if_missing=True, column_families={"counters": {"merge_operator": "uint64add"}}) as db:
         assert db.column_family("counters")[b"n"] == u64(7)
         assert db.column_family("logs")[b"line"] == b"hello"  # not named: opens anyway
     with pytest.raises(strata.InvalidArgumentError, match="does not exist"):
         strata.DB(path, create_if_missing=False, column_families={"missing": {}})
     with pytest.raises(TypeError, match="column_families"):
-        strata.DB(path, column_families={"logs": "lz4"})
+        strata.DB(path, create_if_missing=True, column_families={"logs": "lz4"})
 
 
 def test_list_column_families_errors(tmp_path):
@@ -235,7 +236,7 @@ def test_list_column_families_errors(tmp_path):
 
 
 def test_closing_the_db_closes_its_handles(path):
-    db = strata.DB(path)
+    db = strata.DB(path, create_if_missing=True)
     cf = db.create_column_family("users")
     cf.put(b"k", b"v")
     it = cf.iterator()
@@ -247,5 +248,5 @@ def test_closing_the_db_closes_its_handles(path):
         db.column_family("users")
     with pytest.raises(strata.ClosedError):
         db.create_column_family("x")
-    with strata.DB(path) as db:
+    with strata.DB(path, create_if_missing=True) as db:
         assert db.column_family("users").get(b"k") == b"v"

@@ -21,7 +21,7 @@ def path(tmp_path):
 
 @pytest.fixture
 def db(path):
-    d = strata.DB(path)
+    d = strata.DB(path, create_if_missing=True)
     yield d
     d.close()
 
@@ -66,7 +66,7 @@ def test_bytes_like_arguments(db):
 
 
 def test_persists_across_reopen(path):
-    with strata.DB(path) as db:
+    with strata.DB(path, create_if_missing=True) as db:
         fill(db, 100)
         db.put(b"unlogged", b"x", disable_wal=True)
     with strata.DB(path, create_if_missing=False) as db:
@@ -78,6 +78,7 @@ def test_persists_across_reopen(path):
 def test_options(path):
     with strata.DB(
         path,
+        create_if_missing=True,
         write_buffer_size=1 << 20,
         cache_size=1 << 20,
         bloom_bits_per_key=12,
@@ -90,12 +91,12 @@ def test_options(path):
         db.flush()
         assert db.get(b"k") == b"x" * 1000
     with pytest.raises(strata.InvalidArgumentError, match="write_spin_micros"):
-        strata.DB(path, write_spin_micros=10_001)
+        strata.DB(path, create_if_missing=True, write_spin_micros=10_001)
 
 
 def test_options_string_sets_any_option_and_wins_over_keywords(path):
     text = "level0_compaction_trigger=7; compression_per_level=none:zstd; write_buffer_size=2M"
-    with strata.DB(path, write_buffer_size=1 << 20, options=text):
+    with strata.DB(path, create_if_missing=True, write_buffer_size=1 << 20, options=text):
         pass
     saved = [f for f in os.listdir(path) if f.startswith("OPTIONS-")]
     assert len(saved) == 1
@@ -104,14 +105,14 @@ def test_options_string_sets_any_option_and_wins_over_keywords(path):
     for line in ("level0_compaction_trigger=7", "compression_per_level=none:zstd", "write_buffer_size=2097152"):
         assert line in written, written
     with pytest.raises(strata.InvalidArgumentError, match="did you mean 'block_size'"):
-        strata.DB(path, options="block_sise=4K")
+        strata.DB(path, create_if_missing=True, options="block_sise=4K")
     with pytest.raises(strata.InvalidArgumentError, match="set twice"):
-        strata.DB(path, options="cache_size=1M;cache_size=2M")
+        strata.DB(path, create_if_missing=True, options="cache_size=1M;cache_size=2M")
 
 
 def test_options_take_rocksdb_names_and_bad_keyword_values_name_the_option(path):
     text = "level0_file_num_compaction_trigger=5; target_file_size_base=1M; compression_type=zstd"
-    with strata.DB(path, options=text):
+    with strata.DB(path, create_if_missing=True, options=text):
         pass
     saved = [f for f in os.listdir(path) if f.startswith("OPTIONS-")]
     with open(os.path.join(path, saved[0])) as f:
@@ -119,18 +120,18 @@ def test_options_take_rocksdb_names_and_bad_keyword_values_name_the_option(path)
     for line in ("level0_compaction_trigger=5", "target_file_size=1048576", "compression_per_level=zstd"):
         assert line in written, written
     with pytest.raises(strata.InvalidArgumentError, match="'level0_compaction_trigger' is set twice"):
-        strata.DB(path, options="level0_file_num_compaction_trigger=5; level0_compaction_trigger=6")
+        strata.DB(path, create_if_missing=True, options="level0_file_num_compaction_trigger=5; level0_compaction_trigger=6")
     with pytest.raises(strata.InvalidArgumentError, match='compression: invalid value "brotli"'):
-        strata.DB(path, compression="brotli")
+        strata.DB(path, create_if_missing=True, compression="brotli")
 
 
 def test_context_manager_closes(path):
-    with strata.DB(path) as db:
+    with strata.DB(path, create_if_missing=True) as db:
         db.put(b"a", b"1")
         assert not db.closed
     assert db.closed
     # The lock is released: the directory can be opened again.
-    with strata.DB(path) as db2:
+    with strata.DB(path, create_if_missing=True) as db2:
         assert db2[b"a"] == b"1"
 
 
@@ -191,7 +192,7 @@ def test_checkpoint_opens_to_the_writes_before_it(db, tmp_path):
     db.put(b"k0000", b"after")
     with pytest.raises(strata.InvalidArgumentError):
         db.checkpoint(str(copy_path))
-    copy = strata.DB(str(copy_path))
+    copy = strata.DB(str(copy_path), create_if_missing=True)
     assert copy.get(b"k0000") == b"v0"
     assert copy.get(b"k0499") == b"v499"
     assert copy.get(b"unlogged") == b"1"
@@ -335,7 +336,7 @@ def test_write_batch_context_manager(db):
 def test_write_batch_rolled_back_on_exception(db):
     db.put(b"keep", b"old")
     with pytest.raises(RuntimeError, match="boom"):
-        with db.write_batch(sync=True) as wb:
+        with db.write_batch(sync=True, transaction=True) as wb:
             wb.put(b"a", b"1")
             wb.put(b"keep", b"new")
             raise RuntimeError("boom")
@@ -398,7 +399,7 @@ def test_snapshot(db):
 
 
 def test_snapshot_of_another_db_rejected(db, tmp_path):
-    with strata.DB(str(tmp_path / "other")) as other:
+    with strata.DB(str(tmp_path / "other"), create_if_missing=True) as other:
         with other.snapshot() as snap:
             with pytest.raises(strata.InvalidArgumentError, match="another database"):
                 db.get(b"a", snapshot=snap)
@@ -408,7 +409,7 @@ def test_snapshot_of_another_db_rejected(db, tmp_path):
 
 
 def test_merge_uint64add(path):
-    with strata.DB(path, merge_operator="uint64add") as db:
+    with strata.DB(path, create_if_missing=True, merge_operator="uint64add") as db:
         for _ in range(10):
             db.merge(b"counter", struct.pack("<Q", 3))
         assert struct.unpack("<Q", db.get(b"counter"))[0] == 30
@@ -416,12 +417,12 @@ def test_merge_uint64add(path):
             wb.merge(b"counter", struct.pack("<Q", 12))
         db.flush()
         assert struct.unpack("<Q", db[b"counter"])[0] == 42
-    with strata.DB(path, merge_operator="uint64add") as db:
+    with strata.DB(path, create_if_missing=True, merge_operator="uint64add") as db:
         assert struct.unpack("<Q", db[b"counter"])[0] == 42
 
 
 def test_merge_stringappend(path):
-    with strata.DB(path, merge_operator="stringappend") as db:
+    with strata.DB(path, create_if_missing=True, merge_operator="stringappend") as db:
         db.put(b"list", b"a")
         db.merge(b"list", b"b")
         db.merge(b"list", b"c")
@@ -436,11 +437,11 @@ def test_merge_without_operator(db):
 
 def test_unknown_merge_operator_and_compression(path):
     with pytest.raises(strata.InvalidArgumentError, match="unknown operator"):
-        strata.DB(path, merge_operator="max")
+        strata.DB(path, create_if_missing=True, merge_operator="max")
     with pytest.raises(strata.InvalidArgumentError, match="compression"):
-        strata.DB(path, compression="brotli")
+        strata.DB(path, create_if_missing=True, compression="brotli")
     with pytest.raises(ValueError, match="write_buffer_size"):  # InvalidArgumentError is a ValueError
-        strata.DB(path, write_buffer_size=1)
+        strata.DB(path, create_if_missing=True, write_buffer_size=1)
 
 
 # --- errors -------------------------------------------------------------------------------------
@@ -506,35 +507,35 @@ def test_missing_db_without_create(tmp_path):
 
 
 def test_error_if_exists(path):
-    strata.DB(path).close()
+    strata.DB(path, create_if_missing=True).close()
     with pytest.raises(strata.AlreadyExistsError, match="already exists"):
-        strata.DB(path, error_if_exists=True)
+        strata.DB(path, create_if_missing=True, error_if_exists=True)
 
 
 def test_second_open_is_locked(path):
-    with strata.DB(path):
+    with strata.DB(path, create_if_missing=True):
         with pytest.raises(strata.LockedError, match="locked"):
-            strata.DB(path)
+            strata.DB(path, create_if_missing=True)
 
 
 def test_path_is_a_file(tmp_path):
     f = tmp_path / "file"
     f.write_bytes(b"not a db")
     with pytest.raises(strata.Error):
-        strata.DB(str(f))
+        strata.DB(str(f), create_if_missing=True)
 
 
 def test_io_error_is_oserror(tmp_path):
     f = tmp_path / "file"
     f.write_bytes(b"x")
     with pytest.raises(strata.StrataIOError, match="Not a directory") as ei:
-        strata.DB(str(f / "db"))  # a regular file where a parent directory should be
+        strata.DB(str(f / "db"), create_if_missing=True)  # a regular file where a parent directory should be
     assert isinstance(ei.value, OSError)
     assert ei.value.errno == errno.ENOTDIR
 
 
 def test_corruption_error(path):
-    with strata.DB(path) as db:
+    with strata.DB(path, create_if_missing=True) as db:
         fill(db, 200)
         db.flush()
     ssts = [f for f in os.listdir(path) if f.endswith(".sst")]
@@ -546,7 +547,7 @@ def test_corruption_error(path):
             data[i] ^= 0x5A
         open(p, "wb").write(bytes(data))
     with pytest.raises(strata.CorruptionError):
-        with strata.DB(path) as db:
+        with strata.DB(path, create_if_missing=True) as db:
             db.get(b"k0001")
             list(db.iterator())
 
@@ -559,7 +560,7 @@ def test_resume_without_a_background_error_does_nothing(db):
 
 
 def test_background_error_carries_its_cause_and_corruption_is_not_resumed(path):
-    db = strata.DB(path)
+    db = strata.DB(path, create_if_missing=True)
     for _ in range(2):
         fill(db, 200)
         db.flush()
@@ -571,7 +572,7 @@ def test_background_error_carries_its_cause_and_corruption_is_not_resumed(path):
     data[0] ^= 0xFF  # the first data block
     open(p, "wb").write(bytes(data))
 
-    db = strata.DB(path)
+    db = strata.DB(path, create_if_missing=True)
     with pytest.raises(strata.CorruptionError):
         db.compact_range()
     with pytest.raises(strata.BackgroundError) as ei:
@@ -598,7 +599,7 @@ def test_background_error_can_be_built_without_a_cause():
 
 
 def test_calls_after_close_raise(path):
-    db = strata.DB(path)
+    db = strata.DB(path, create_if_missing=True)
     db.put(b"a", b"1")
     it = db.iterator()
     snap = db.snapshot()
@@ -628,18 +629,18 @@ def test_calls_after_close_raise(path):
         with pytest.raises(strata.ClosedError, match="closed"):
             call()
     # The lock was released even though an iterator and a snapshot were still referenced.
-    with strata.DB(path) as again:
+    with strata.DB(path, create_if_missing=True) as again:
         assert again[b"a"] == b"1"
         assert b"b" not in again
 
 
 def test_dropped_db_releases_lock(path):
-    db = strata.DB(path)
+    db = strata.DB(path, create_if_missing=True)
     db.put(b"a", b"1", disable_wal=True)  # flushed when the engine shuts down
     it = db.iterator()
     del db
     gc.collect()
-    with strata.DB(path) as again:
+    with strata.DB(path, create_if_missing=True) as again:
         assert again[b"a"] == b"1"
     with pytest.raises(strata.ClosedError):
         next(it)
@@ -706,7 +707,7 @@ def test_threads_iterating_and_writing(db):
 
 def test_gil_released_during_long_calls(path):
     """While another thread runs a long engine call, the main thread keeps running Python."""
-    with strata.DB(path, write_buffer_size=64 << 20) as db:
+    with strata.DB(path, create_if_missing=True, write_buffer_size=64 << 20) as db:
         value = os.urandom(50) * 2
         with db.write_batch() as wb:
             for i in range(30_000):
@@ -754,7 +755,7 @@ def test_gil_released_during_long_calls(path):
 
 
 def test_repair_db_rebuilds_a_database_without_current(path):
-    with strata.DB(path, write_buffer_size=64 << 10, min_blob_size=64) as db:
+    with strata.DB(path, create_if_missing=True, write_buffer_size=64 << 10, min_blob_size=64) as db:
         for i in range(500):
             db.put(b"k%04d" % i, b"v%d" % i * (20 if i % 2 else 1))
         db.flush()
@@ -770,7 +771,7 @@ def test_repair_db_rebuilds_a_database_without_current(path):
     moved = [m["moved_to"] for m in report["other_moved"]]
     assert any(m.startswith("lost/MANIFEST-") for m in moved)
     assert all(os.path.exists(os.path.join(path, m)) for m in moved)
-    with strata.DB(path) as db:
+    with strata.DB(path, create_if_missing=True) as db:
         assert db.get(b"k0007") == b"v7" * 20
         assert db.get(b"in-the-wal") == b"w"
         assert len(list(db)) == 501

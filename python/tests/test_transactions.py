@@ -17,14 +17,14 @@ def path(tmp_path):
 
 @pytest.fixture
 def db(path):
-    d = strata.DB(path, merge_operator="stringappend")
+    d = strata.DB(path, create_if_missing=True, merge_operator="stringappend")
     yield d
     d.close()
 
 
 @pytest.fixture
 def pdb(path):
-    d = strata.DB(path, transactions="pessimistic", lock_timeout=0.05)
+    d = strata.DB(path, create_if_missing=True, transactions="pessimistic", lock_timeout=0.05)
     yield d
     d.close()
 
@@ -164,9 +164,9 @@ def test_lock_timeout_needs_pessimistic(db, tmp_path):
     with pytest.raises(strata.InvalidArgumentError):
         db.transaction(lock_timeout=1)
     with pytest.raises(strata.InvalidArgumentError):
-        strata.DB(str(tmp_path / "other"), lock_timeout=1)
+        strata.DB(str(tmp_path / "other"), create_if_missing=True, lock_timeout=1)
     with pytest.raises(strata.InvalidArgumentError):
-        strata.DB(str(tmp_path / "other"), transactions="serializable")
+        strata.DB(str(tmp_path / "other"), create_if_missing=True, transactions="serializable")
 
 
 def increment_counters(db, threads, per_thread):
@@ -201,7 +201,7 @@ def test_threaded_counter_is_exact_optimistic(db):
 
 
 def test_threaded_counter_is_exact_pessimistic(path):
-    with strata.DB(path, transactions="pessimistic") as d:
+    with strata.DB(path, create_if_missing=True, transactions="pessimistic") as d:
         increment_counters(d, threads=8, per_thread=50)
         assert d.get(b"counter") == b"400"
 
@@ -231,7 +231,7 @@ def test_pessimistic_snapshot_conflict(pdb):
 def test_pessimistic_deadlock(path):
     """a holds x and waits for y; b holds y and asks for x: one of them is refused with
     DeadlockError (b, unless b's brief wait was in place when a asked), the other proceeds."""
-    with strata.DB(path, transactions="pessimistic", lock_timeout=10) as d:
+    with strata.DB(path, create_if_missing=True, transactions="pessimistic", lock_timeout=10) as d:
         a, b = d.transaction(), d.transaction(lock_timeout=0.001)
         a.put(b"x", b"a")
         b.put(b"y", b"b")
@@ -271,7 +271,7 @@ def test_pessimistic_deadlock(path):
 
 
 def test_close_ends_transactions(path):
-    d = strata.DB(path, transactions="pessimistic")
+    d = strata.DB(path, create_if_missing=True, transactions="pessimistic")
     txn = d.transaction()
     txn.put(b"k", b"v")
     it = txn.iterator()
@@ -281,14 +281,14 @@ def test_close_ends_transactions(path):
         txn.get(b"k")
     with pytest.raises(strata.ClosedError):
         next(it)
-    with strata.DB(path) as again:  # the engine shut down: its lock was released
+    with strata.DB(path, create_if_missing=True) as again:  # the engine shut down: its lock was released
         assert again.get(b"k") is None
 
 
 def test_close_while_a_transaction_waits_for_a_lock(path):
     """close() ends the holder first, so a transaction waiting (without a time limit) for its
     lock in another thread gets it, and close() does not hang."""
-    d = strata.DB(path, transactions="pessimistic", lock_timeout=float("inf"))
+    d = strata.DB(path, create_if_missing=True, transactions="pessimistic", lock_timeout=float("inf"))
     holder, waiter = d.transaction(), d.transaction()
     holder.put(b"k", b"holder")
     outcome = {}

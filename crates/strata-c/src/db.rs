@@ -1,11 +1,13 @@
-//! The database handle: open, repair and close, reads and writes, and maintenance calls
-//! (`strata_open`, `strata_put`, `strata_get`, `strata_flush`, `strata_property_value`, ...).
+//! The database handle: open, repair, destroy and close, reads and writes, and maintenance
+//! calls (`strata_open`, `strata_put`, `strata_get`, `strata_flush`, `strata_approximate_sizes`,
+//! `strata_property_value`, ...).
 //!
-//! Owns: `strata_t` and every call that takes one, except snapshots, iterators and column
-//! families (their own modules). Must not: keep state beyond the engine handle; every call maps
-//! to one engine call.
+//! Owns: `strata_t` and every call that takes one, except snapshots, iterators, column families,
+//! transactions and ingestion (their own modules). Must not: keep state beyond the engine
+//! handle; every call maps to one engine call.
 
-use std::ffi::c_char;
+use std::ffi::{c_char, c_int};
+use std::ops::Range;
 use std::ptr;
 
 use strata_engine::Db;
@@ -58,6 +60,27 @@ pub unsafe extern "C" fn strata_repair_db(
         let o = unsafe { handle(options, "options") }?;
         o.deferred_error()?;
         Db::repair(&path, o.opts.clone()).map(drop).map_err(err_str)
+    });
+    // SAFETY: `errptr` is NULL or a writable `char*` holding NULL or a malloc'd message (header).
+    unsafe { finish(errptr, r, ()) }
+}
+
+/// Deletes the database at `name`: the files strata wrote there, then the directory if nothing
+/// else is left (`Db::destroy`; RocksDB's `rocksdb_destroy_db`). A missing directory is not an
+/// error; an open database is ("locked").
+#[no_mangle]
+pub unsafe extern "C" fn strata_destroy_db(
+    options: *const strata_options_t,
+    name: *const c_char,
+    errptr: *mut *mut c_char,
+) {
+    let r = guard(|| {
+        // SAFETY: `options` is NULL or a live options handle (header contract).
+        let o = unsafe { handle(options, "options") }?;
+        // SAFETY: `name` is NULL or a NUL-terminated string (header contract).
+        let path = path_from(unsafe { c_str(name, "name") }?)?;
+        o.deferred_error()?;
+        Db::destroy(path, o.opts.clone()).map_err(err_str)
     });
     // SAFETY: `errptr` is NULL or a writable `char*` holding NULL or a malloc'd message (header).
     unsafe { finish(errptr, r, ()) }
@@ -381,6 +404,103 @@ pub unsafe extern "C" fn strata_compact_range(
     });
     // SAFETY: `errptr` is NULL or a writable `char*` holding NULL or a malloc'd message (header).
     unsafe { finish(errptr, r, ()) }
+}
+
+/// The arguments of a `strata_approximate_sizes(_cf)` call after the handles: `num` key ranges
+/// `[starts[i], limits[i])` and where their sizes go.
+pub(crate) struct SizeRanges {
+    pub(crate) num: c_int,
+    pub(crate) starts: *const *const c_char,
+    pub(crate) start_lens: *const usize,
+    pub(crate) limits: *const *const c_char,
+    pub(crate) limit_lens: *const usize,
+    pub(crate) sizes: *mut u64,
+}
+
+impl SizeRanges {
+    /// Borrows the ranges.
+    ///
+    /// # Safety
+    /// Each array is NULL or holds `num` elements, and each key pointer is NULL or points to its
+    /// length in bytes, all unchanged for `'a`.
+    unsafe fn borrow<'a>(&self, num: usize) -> CResult<Vec<Range<&'a [u8]>>> {
+        if self.num < 0 {
+            return Err("invalid argument: num_ranges is negative".to_string());
+        }
+        if num == 0 {
+            return Ok(Vec::new());
+        }
+        let arrays =
+            [self.starts.cast::<()>(), self.start_lens.cast(), self.limits.cast(), self.limit_lens.cast()];
+        if arrays.iter().any(|a| a.is_null()) || self.sizes.is_null() {
+            return Err("invalid argument: an array passed to strata_approximate_sizes is NULL".into());
+        }
+        (0..num)
+            .map(|i| {
+                // SAFETY: the arrays hold `num` elements and each key its length (contract).
+                unsafe {
+                    let start = bytes(*self.starts.add(i), *self.start_lens.add(i), "range start key")?;
+                    let limit = bytes(*self.limits.add(i), *self.limit_lens.add(i), "range limit key")?;
+                    Ok(start..limit)
+                }
+            })
+            .collect()
+    }
+
+    /// Runs `sizes_of` on the ranges under the panic guard and writes its sizes out, or 0 for
+    /// every range on an error (reported through `errptr`).
+    ///
+    /// # Safety
+    /// As [`SizeRanges::borrow`]; `sizes` is NULL or holds `num` writable slots; `errptr` is NULL
+    /// or a writable `char*` holding NULL or a malloc'd message.
+    pub(crate) unsafe fn report(
+        self,
+        errptr: *mut *mut c_char,
+        sizes_of: impl FnOnce(&[Range<&[u8]>]) -> CResult<Vec<u64>>,
+    ) {
+        let num = usize::try_from(self.num).unwrap_or(0);
+        // SAFETY: forwarded from this function's contract.
+        let r = guard(|| sizes_of(&unsafe { self.borrow(num) }?));
+        if !self.sizes.is_null() {
+            let out = r.as_deref().unwrap_or_default();
+            for i in 0..num {
+                // SAFETY: `sizes` holds `num` writable slots (contract).
+                unsafe { *self.sizes.add(i) = out.get(i).copied().unwrap_or(0) };
+            }
+        }
+        // SAFETY: forwarded from this function's contract.
+        unsafe { finish(errptr, r.map(drop), ()) }
+    }
+}
+
+/// For each `[range_start_key[i], range_limit_key[i])`, the approximate bytes its keys take on
+/// disk in `sizes[i]` (`Db::approximate_sizes`; RocksDB's `rocksdb_approximate_sizes`).
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn strata_approximate_sizes(
+    db: *mut strata_t,
+    num_ranges: c_int,
+    range_start_key: *const *const c_char,
+    range_start_key_len: *const usize,
+    range_limit_key: *const *const c_char,
+    range_limit_key_len: *const usize,
+    sizes: *mut u64,
+    errptr: *mut *mut c_char,
+) {
+    let ranges = SizeRanges {
+        num: num_ranges,
+        starts: range_start_key,
+        start_lens: range_start_key_len,
+        limits: range_limit_key,
+        limit_lens: range_limit_key_len,
+        sizes,
+    };
+    let sizes_of = |r: &[Range<&[u8]>]| {
+        // SAFETY: `db` is NULL or a live database handle (header contract).
+        unsafe { handle(db, "db") }?.db.approximate_sizes(r).map_err(err_str)
+    };
+    // SAFETY: the arrays, `sizes` and `errptr` are as the header says.
+    unsafe { ranges.report(errptr, sizes_of) }
 }
 
 /// The value of a named property as a malloc'd NUL-terminated string, or NULL when unknown.

@@ -8,11 +8,12 @@
 //! call maps to one engine call.
 
 use std::ffi::{c_char, c_int, c_void};
+use std::ops::Range;
 use std::ptr;
 
 use strata_engine::{ColumnFamily, Db, Options};
 
-use crate::db::{strata_t, value_out};
+use crate::db::{strata_t, value_out, SizeRanges};
 use crate::options::{strata_options_t, strata_readoptions_t, strata_writeoptions_t};
 use crate::util::{
     bytes, c_str, destroy, err_str, finish, guard, guard_or, handle, into_raw, malloc_c_string,
@@ -433,4 +434,38 @@ pub unsafe extern "C" fn strata_compact_range_cf(
     };
     // SAFETY: the handles and `errptr` are as the header says.
     unsafe { in_family(db, column_family, errptr, op) }
+}
+
+/// As `strata_approximate_sizes`, in the column family `column_family`
+/// (`Db::approximate_sizes_cf`; RocksDB's `rocksdb_approximate_sizes_cf`).
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn strata_approximate_sizes_cf(
+    db: *mut strata_t,
+    column_family: *mut strata_column_family_handle_t,
+    num_ranges: c_int,
+    range_start_key: *const *const c_char,
+    range_start_key_len: *const usize,
+    range_limit_key: *const *const c_char,
+    range_limit_key_len: *const usize,
+    sizes: *mut u64,
+    errptr: *mut *mut c_char,
+) {
+    let ranges = SizeRanges {
+        num: num_ranges,
+        starts: range_start_key,
+        start_lens: range_start_key_len,
+        limits: range_limit_key,
+        limit_lens: range_limit_key_len,
+        sizes,
+    };
+    let sizes_of = |r: &[Range<&[u8]>]| {
+        // SAFETY: `db` is NULL or a live database handle (header contract).
+        let db = unsafe { handle(db, "db") }?;
+        // SAFETY: `column_family` is NULL or a live family handle (header contract).
+        let cf = unsafe { family_of(db, column_family) }?;
+        db.db.approximate_sizes_cf(cf, r).map_err(err_str)
+    };
+    // SAFETY: the arrays, `sizes` and `errptr` are as the header says.
+    unsafe { ranges.report(errptr, sizes_of) }
 }

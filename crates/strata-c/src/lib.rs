@@ -14,7 +14,8 @@
 //!
 //! One module per area, each exporting its `strata_*` functions: [`options`] (open, read and
 //! write options), [`db`] (open, reads, writes, maintenance), [`family`] (column families and
-//! the `_cf` calls), [`batch`], [`snapshot`], [`iter`], [`txn`] (transactions);
+//! the `_cf` calls), [`batch`], [`snapshot`], [`iter`], [`txn`] (transactions), [`ingest`]
+//! (external table files: `strata_sstfilewriter_*` and ingestion);
 //! [`util`] holds what they share. This file only declares them and re-exports the handle types.
 
 #![warn(clippy::undocumented_unsafe_blocks)]
@@ -25,6 +26,7 @@
 pub mod batch;
 pub mod db;
 pub mod family;
+pub mod ingest;
 pub mod iter;
 pub mod options;
 pub mod snapshot;
@@ -34,6 +36,7 @@ pub mod util;
 pub use batch::strata_writebatch_t;
 pub use db::strata_t;
 pub use family::strata_column_family_handle_t;
+pub use ingest::{strata_ingestexternalfileoptions_t, strata_sstfilewriter_t};
 pub use iter::strata_iterator_t;
 pub use options::{strata_options_t, strata_readoptions_t, strata_writeoptions_t};
 pub use snapshot::strata_snapshot_t;

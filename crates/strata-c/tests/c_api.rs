@@ -1,7 +1,7 @@
-//! Compiles `tests/c/strata_test.c` and `tests/c/txn_test.c` (sharing `tests/c/check.h`) with
-//! the system C compiler against `include/strata.h`, links them once with the static library
-//! (`libstrata.a`) and once with the shared one (`libstrata.so`,
-//! found through an rpath), runs both, and asserts they exit 0. Also checks that the header and
+//! Compiles `tests/c/strata_test.c`, `tests/c/txn_test.c` and `tests/c/bulk_test.c` (sharing
+//! `tests/c/check.h`) with the system C compiler against `include/strata.h`, links them once
+//! with the static library (`libstrata.a`) and once with the shared one (`libstrata.so`, found
+//! through an rpath), runs both, and asserts they exit 0. Also checks that the header and
 //! the exported functions name the same set of functions.
 //!
 //! The libraries are not built for integration tests by every cargo invocation (e.g.
@@ -83,6 +83,7 @@ fn compile_and_run(name: &str, link_args: &[String]) {
         .arg(root.join("include"))
         .arg(crate_dir().join("tests/c/strata_test.c"))
         .arg(crate_dir().join("tests/c/txn_test.c"))
+        .arg(crate_dir().join("tests/c/bulk_test.c"))
         .arg("-o")
         .arg(&exe)
         .args(link_args)

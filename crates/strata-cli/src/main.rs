@@ -12,8 +12,8 @@ use clap::{Parser, Subcommand};
 
 const AFTER_HELP: &str = "\
 Admin commands take --db=PATH (the database directory), or a FILE for sst-dump and wal-dump.
-Only put, delete, load, compact, checkpoint, create_column_family, drop_column_family and repair
-write; every other command opens the database read-only (no lock) or reads files directly, and
+Only put, batchput, delete, load, compact, checkpoint, create_column_family, drop_column_family
+and repair write; every other command opens the database read-only (no lock) or reads files directly, and
 never changes the directory. Key commands take --column_family=NAME (default: default).
 
 Keys and values print as text when that is unambiguous UTF-8, otherwise as 0x-prefixed hex;

@@ -7,6 +7,8 @@
 //!           | value: varint length + bytes (not for Delete)
 //! ```
 //!
+//! A range deletion (kind 4, `RangeDelete`) stores its begin as the key and its end as the value.
+//!
 //! A record of the default column family has no family field, so a batch that names no other
 //! family is byte for byte what strata wrote before column families existed.
 //!
@@ -44,7 +46,7 @@ pub(crate) const HEADER_LEN: usize = 12;
 /// batch"). A build without column families reads such a kind as a malformed record.
 pub(crate) const FAMILY_FLAG: u8 = 0x10;
 
-/// A batch of writes applied atomically by [`Db::write`](crate::Db::write): after a crash either
+/// A batch of writes (puts, deletes, range deletes, merges) applied atomically by [`Db::write`](crate::Db::write): after a crash either
 /// all of it or none of it is present, and readers never see half of it. Operations apply in the
 /// order they were added, so a later put of the same key wins.
 ///
@@ -181,6 +183,39 @@ impl WriteBatch {
     pub fn delete(&mut self, key: impl AsRef<[u8]>) -> &mut Self {
         self.record(ValueKind::Delete, key.as_ref(), None);
         self
+    }
+
+    /// Adds a deletion of every key `k` with `begin <= k < end` (RocksDB's `DeleteRange`);
+    /// returns `self`. A range with `begin >= end` deletes nothing and adds no record; a key
+    /// longer than [`MAX_KEY_LEN`] makes the write fail with [`Error::InvalidArgument`]. Keys
+    /// written after the delete (later in the batch, or by later writes) are visible again, and
+    /// a snapshot taken before it still sees the deleted keys.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir()?;
+    /// use strata::{Db, Options, WriteBatch};
+    /// let db = Db::open(dir.path(), Options::default())?;
+    /// let mut batch = WriteBatch::new();
+    /// batch.put(b"a", b"1").put(b"b", b"2").put(b"c", b"3").delete_range(b"a", b"c").put(b"a", b"4");
+    /// db.write(batch)?;
+    /// assert_eq!(db.get(b"a")?, Some(b"4".to_vec())); // written after the delete
+    /// assert_eq!(db.get(b"b")?, None);
+    /// assert_eq!(db.get(b"c")?, Some(b"3".to_vec())); // the end is exclusive
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn delete_range(&mut self, begin: impl AsRef<[u8]>, end: impl AsRef<[u8]>) -> &mut Self {
+        self.range_in(DEFAULT_FAMILY, begin.as_ref(), end.as_ref());
+        self
+    }
+
+    /// Adds a range deletion for column family `family` (see [`WriteBatch::delete_range`]).
+    pub(crate) fn range_in(&mut self, family: u32, begin: &[u8], end: &[u8]) {
+        if self.error.is_none() {
+            self.error = check_key(begin).or_else(|| check_key(end));
+        }
+        if begin < end {
+            self.record_in(family, ValueKind::RangeDelete, begin, Some(end));
+        }
     }
 
     /// Adds a merge operand for `key`; returns `self`. Writing a batch with merges fails with
@@ -348,6 +383,8 @@ impl<'a> Iterator for RecordIter<'a> {
             let value = match kind {
                 ValueKind::Delete => &[][..],
                 ValueKind::Blob => return None,
+                // A range deletion's value is its end; an empty range is never written.
+                ValueKind::RangeDelete => Some(self.r.length_prefixed()?).filter(|end| key < *end)?,
                 _ => self.r.length_prefixed()?,
             };
             Some((family, kind, key, value))
@@ -396,6 +433,32 @@ mod tests {
         assert_eq!(recs[1], (300, ValueKind::Delete, &b"k"[..], &b""[..]));
         assert_eq!(recs[2], (2, ValueKind::Merge, &b"m"[..], &b"+1"[..]));
         assert_eq!(payload[plain.len()], ValueKind::Delete as u8 | FAMILY_FLAG);
+    }
+
+    #[test]
+    fn range_deletes_round_trip_and_empty_ranges_add_nothing() {
+        let mut b = WriteBatch::new();
+        b.delete_range(b"a", b"m").delete_range(b"z", b"b").delete_range(b"q", b"q");
+        b.range_in(3, b"", b"k");
+        assert_eq!(b.len(), 2);
+        let payload = b.seal(5).to_vec();
+        let recs: Vec<_> = DecodedBatch::decode(&payload).unwrap().records().map(|r| r.unwrap()).collect();
+        assert_eq!(recs[0], (0, ValueKind::RangeDelete, &b"a"[..], &b"m"[..]));
+        assert_eq!(recs[1], (3, ValueKind::RangeDelete, &b""[..], &b"k"[..]));
+        let mut long = WriteBatch::new();
+        long.delete_range(b"b", vec![1u8; MAX_KEY_LEN + 1]);
+        assert!(matches!(long.validate(), Err(Error::InvalidArgument(_))));
+        let mut reversed_but_long = WriteBatch::new();
+        reversed_but_long.delete_range(vec![9u8; MAX_KEY_LEN + 1], b"a");
+        assert!(reversed_but_long.validate().is_err());
+    }
+
+    #[test]
+    fn a_stored_empty_range_is_a_malformed_record() {
+        let mut b = WriteBatch::new();
+        b.record_in(0, ValueKind::RangeDelete, b"m", Some(b"a"));
+        let payload = b.seal(1).to_vec();
+        assert!(DecodedBatch::decode(&payload).unwrap().records().any(|r| r.is_err()));
     }
 
     #[test]

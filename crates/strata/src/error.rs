@@ -185,6 +185,21 @@ pub enum Error {
     /// operation did nothing, and the transaction should roll back and retry.
     #[error("deadlock: {0}")]
     Deadlock(String),
+    /// The operation exists in strata but not where it was asked for: a range deletion in a
+    /// transaction or an indexed batch (as in RocksDB, whose `WriteBatchWithIndex` refuses
+    /// `DeleteRange`). Nothing was done; use [`Db::delete_range`](crate::Db::delete_range).
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir()?;
+    /// use strata::{txn::WriteBatchWithIndex, Db, Error, Options};
+    /// let db = Db::open(dir.path(), Options::default())?;
+    /// let mut batch = WriteBatchWithIndex::new();
+    /// assert!(matches!(batch.delete_range(b"a", b"z"), Err(Error::NotSupported(_))));
+    /// assert!(batch.is_empty());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[error("not supported: {0}")]
+    NotSupported(String),
 }
 
 fn path_suffix(p: &Option<PathBuf>) -> String {
@@ -352,6 +367,7 @@ impl Error {
             Error::Busy(m) => Error::Busy(m.clone()),
             Error::LockTimeout(m) => Error::LockTimeout(m.clone()),
             Error::Deadlock(m) => Error::Deadlock(m.clone()),
+            Error::NotSupported(m) => Error::NotSupported(m.clone()),
         }
     }
 }

@@ -23,6 +23,12 @@ pub mod blob {
     }
 }
 
+pub mod db {
+    //! Walking a database's internal entries (every version of every key), for `strata idump`.
+
+    pub use crate::db::internal_entries::for_each_internal_entry;
+}
+
 pub mod filenames {
     //! Names of the files in a database directory.
 
@@ -39,8 +45,16 @@ pub mod key {
     //! Internal keys: a user key followed by a sequence number and a value kind.
 
     pub use crate::key::{
-        make_internal_key, pack_trailer, parse, user_key, ParsedKey, ValueKind, KIND_FOR_SEEK, MAX_SEQ,
+        make_internal_key, pack_trailer, parse, seek_key, user_key, ParsedKey, ValueKind, KIND_FOR_SEEK,
+        MAX_SEQ,
     };
+}
+
+pub mod range_del {
+    //! Range tombstones: the table's range-deletion block codec and the fragmenter.
+
+    pub use crate::range_del::block::{decode, encode};
+    pub use crate::range_del::{Fragments, RangeTombstone};
 }
 
 pub mod sst {

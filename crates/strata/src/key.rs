@@ -28,6 +28,10 @@ pub enum ValueKind {
     Merge = 2,
     /// A value stored in a blob file; the entry's value is an encoded `BlobPointer`.
     Blob = 3,
+    /// A range tombstone: the key is the range's first user key and the value its end
+    /// (exclusive). Only in write batches, a memtable's tombstone list and a table's
+    /// range-deletion block; never among a memtable's or a data block's point entries.
+    RangeDelete = 4,
 }
 
 /// The id of the default column family, the only one a database written before column families
@@ -46,6 +50,7 @@ impl ValueKind {
             1 => Some(ValueKind::Put),
             2 => Some(ValueKind::Merge),
             3 => Some(ValueKind::Blob),
+            4 => Some(ValueKind::RangeDelete),
             _ => None,
         }
     }

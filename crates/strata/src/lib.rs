@@ -66,6 +66,7 @@ pub mod merge;
 pub mod metrics;
 pub mod options;
 pub mod presets;
+pub(crate) mod range_del;
 pub mod snapshot;
 pub(crate) mod sst;
 pub mod ttl;
@@ -77,10 +78,13 @@ pub(crate) mod wal;
 pub(crate) mod wal_header;
 
 pub use batch::WriteBatch;
-pub use db::{ColumnFamily, Db, DbIterator, DroppedTail, Iter, RecoveryReport, RepairReport, Stats};
+pub use db::{
+    ColumnFamily, Db, DbIterator, DroppedTail, ExternalFileInfo, IngestOptions, Iter, RecoveryReport,
+    RepairReport, SstFileWriter, Stats,
+};
 pub use error::{Error, Result};
 pub use merge::MergeOperator;
-pub use options::{Compression, Options, ReadOptions, WalRecoveryMode, WriteOptions};
+pub use options::{Compression, Options, PrefixExtractor, ReadOptions, WalRecoveryMode, WriteOptions};
 pub use presets::Preset;
 pub use snapshot::Snapshot;
 

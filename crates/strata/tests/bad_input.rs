@@ -309,7 +309,7 @@ fn sst_from_a_newer_format_version_is_refused() {
     // docs/format-sst.md: format_version is at `size - 16`; it is checked before the footer
     // checksum, which covers it.
     patch_u32(&sst, len - 16, strata::internal::sst::FORMAT_VERSION + 1);
-    check_newer_version_refused(dir.path(), &keys, "sst version 2");
+    check_newer_version_refused(dir.path(), &keys, "a newer sst version");
 }
 
 #[test]

@@ -329,12 +329,34 @@ fn write_batch_sequences_are_consecutive_and_flags_follow_syncs() {
 fn write_batch_kind_3_never_appears_in_a_batch() {
     // "Kind 3 (Blob) never appears in a batch": a reader treats it as corruption, like any
     // unknown kind.
-    for kind in ["03", "04", "ff"] {
+    for kind in ["03", "05", "ff"] {
         let payload = unhex(&format!("0100000000000000 01000000 {kind} 01 6b 01 76"));
         assert!(matches!(decode_payload(&payload), Err(Error::Corruption(_))), "kind {kind}");
     }
     let ok = unhex("0100000000000000 01000000 01 01 6b 01 76");
     assert_eq!(decode_payload(&ok).expect("valid").1, [(0, ValueKind::Put, b"k".to_vec(), b"v".to_vec())]);
+}
+
+#[test]
+fn write_batch_range_deletion_records() {
+    // "A range deletion (kind 4, 0x14 with a family) has begin as its key and end as its value";
+    // "a reader treats [begin >= end] as a malformed record".
+    let range = unhex("0100000000000000 02000000 04 01 6b 01 76 14 02 00 01 61");
+    let want = [
+        (0, ValueKind::RangeDelete, b"k".to_vec(), b"v".to_vec()),
+        (2, ValueKind::RangeDelete, Vec::new(), b"a".to_vec()),
+    ];
+    assert_eq!(decode_payload(&range).expect("valid").1, want);
+    let mut batch = strata::WriteBatch::new();
+    batch.delete_range(b"k", b"v").delete_range(b"z", b"a"); // an empty range adds nothing
+    let records = wal_records_after(vec![(WriteOptions::default(), batch)]);
+    let mut payload = records[1].clone();
+    RecordFlags::take(2, &mut payload);
+    assert_golden(&payload, "0100000000000000 01000000 04 01 6b 01 76");
+    for empty in ["04 01 76 01 6b", "04 01 6b 01 6b"] {
+        let payload = unhex(&format!("0100000000000000 01000000 {empty}"));
+        assert!(matches!(decode_payload(&payload), Err(Error::Corruption(_))), "{empty}");
+    }
 }
 
 // ---- MANIFEST record format: one test per tag --------------------------------------------
@@ -399,6 +421,7 @@ fn manifest_tag_7_new_file() {
         largest_seq: 9,
         num_entries: 3,
         num_deletions: 1,
+        num_range_deletions: 0,
     };
     let edit = VersionEdit { new_files: vec![(1, file)], ..VersionEdit::default() };
     // level, number, file_size, smallest, largest, smallest_seq, largest_seq, num_entries,
@@ -446,6 +469,7 @@ fn manifest_fields_are_written_in_table_order() {
                 largest_seq: 1,
                 num_entries: 1,
                 num_deletions: 0,
+                num_range_deletions: 0,
             },
         )],
         new_blob_files: vec![BlobFileMeta { number: 9, file_size: 10, total_count: 1, total_bytes: 2 }],

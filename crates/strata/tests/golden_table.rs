@@ -49,6 +49,7 @@ const SAMPLE_OPTIONS: TableBuilderOptions = TableBuilderOptions {
     restart_interval: 2,
     bloom_bits_per_key: 10,
     compression: Compression::None,
+    prefix_extractor: None,
 };
 
 /// The sample table written with [`SAMPLE_OPTIONS`], block by block.
@@ -512,7 +513,8 @@ fn footer_is_76_bytes() {
     // "0 60 handles ... zero-padded to 60 bytes | 60 4 format_version (= 1) | 64 4 masked
     // crc32c of bytes [0, 64) | 68 8 magic = 0x5353415441525453 ("STRATASS" on disk)"
     assert!(bytes[8..60].iter().all(|&b| b == 0));
-    assert_eq!((le32(&bytes, 60), FORMAT_VERSION), (1, 1));
+    // A table without range tombstones is still version 1; the newest readable is 2.
+    assert_eq!((le32(&bytes, 60), FORMAT_VERSION), (1, 2));
     assert_eq!(le32(&bytes, 64), spec_masked_crc(&[&bytes[..64]]));
     assert_eq!(&bytes[68..76], b"STRATASS");
     assert_eq!((le64(&bytes, 68), MAGIC), (0x5353415441525453, 0x5353415441525453));
@@ -547,12 +549,12 @@ fn footer_checks_magic_then_version_then_checksum() {
         }
         Footer::decode(&b, 1)
     };
-    let (newer, bad_magic, bad_crc) = ((60, 2), (75, b'X'), (64, good[64] ^ 1));
+    let (newer, bad_magic, bad_crc) = ((60, 3), (75, b'X'), (64, good[64] ^ 1));
     assert!(decode_with(&[]).is_ok());
     assert!(matches!(decode_with(&[newer, bad_magic]), Err(Error::Corruption(_))), "magic first");
     let unsupported = decode_with(&[newer, bad_crc]);
     assert!(
-        matches!(unsupported, Err(Error::UnsupportedVersion { what: "sst", found: 2, .. })),
+        matches!(unsupported, Err(Error::UnsupportedVersion { what: "sst", found: 3, .. })),
         "version before checksum: {unsupported:?}"
     );
     assert!(matches!(decode_with(&[(60, 0)]), Err(Error::Corruption(_))), "version 0");
@@ -584,8 +586,13 @@ fn compressible_entries() -> Vec<(Vec<u8>, Vec<u8>)> {
 /// Builds a one-data-block table with `compression`; returns (stored block, trailer type, raw
 /// block contents as the reader decodes them).
 fn first_data_block(compression: Compression, entries: &[(Vec<u8>, Vec<u8>)]) -> (Vec<u8>, u8, Vec<u8>) {
-    let opts =
-        TableBuilderOptions { block_size: 4096, restart_interval: 8, bloom_bits_per_key: 10, compression };
+    let opts = TableBuilderOptions {
+        block_size: 4096,
+        restart_interval: 8,
+        bloom_bits_per_key: 10,
+        compression,
+        prefix_extractor: None,
+    };
     let file = build_table(entries, opts);
     assert_eq!(all_entries(&open_table(&file)), entries);
     let h = data_handles(&file)[0];

@@ -2,7 +2,9 @@
 //!
 //! The line format is `scan`'s: `key ==> value`, each side text or `0x` hex (format.rs picks hex
 //! whenever text could be misread), or with `--json` one `{"key":…,"value":…}` object per line
-//! (`key_hex`/`value_hex` for bytes that are not text). `load` accepts both, line by line.
+//! (`key_hex`/`value_hex` for bytes that are not text). `load` accepts both, line by line, and
+//! RocksDB's `ldb dump`/`ldb scan` output as it is: the same lines (ldb's `--hex` is uppercase,
+//! which `0x` hex reads too) and the `Keys in range: N` line `ldb dump` ends with.
 //!
 //! Owns: the dump line grammar and batching of loaded entries. Must not: open the database
 //! (mod.rs does) or write anything during `dump`.
@@ -73,9 +75,10 @@ fn write(db: &Db, batch: &mut WriteBatch) -> Result<()> {
     db.write(full).context("writing loaded entries")
 }
 
-/// One dump line as (key, value); `None` for a blank line.
+/// One dump line as (key, value); `None` for a blank line and for the count `ldb dump` prints
+/// last (a line without the separator, so never an entry).
 pub fn parse_line(line: &str) -> Result<Option<(Vec<u8>, Vec<u8>)>> {
-    if line.is_empty() {
+    if line.is_empty() || is_ldb_count(line) {
         return Ok(None);
     }
     if line.starts_with('{') {
@@ -86,6 +89,12 @@ pub fn parse_line(line: &str) -> Result<Option<(Vec<u8>, Vec<u8>)>> {
         bail!("expected `key{ARROW}value`");
     };
     Ok(Some((parse_shown(k)?, parse_shown(v)?)))
+}
+
+/// `Keys in range: N`, the last line of `ldb dump`'s output.
+fn is_ldb_count(line: &str) -> bool {
+    line.strip_prefix("Keys in range: ")
+        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
 }
 
 #[cfg(test)]
@@ -104,6 +113,13 @@ mod tests {
             }
         }
         assert!(parse_line("no arrow").is_err());
+        assert_eq!(parse_line("Keys in range: 12").unwrap(), None, "ldb dump's last line");
+        assert!(parse_line("Keys in range: many").is_err());
+        assert_eq!(
+            parse_line("0x6B ==> 0x0A").unwrap(),
+            Some((b"k".to_vec(), b"\n".to_vec())),
+            "ldb's uppercase"
+        );
         assert_eq!(parse_line(r#"{"key":"a","value_hex":"00"}"#).unwrap(), Some((b"a".to_vec(), vec![0])));
     }
 }

@@ -175,6 +175,7 @@ pub fn kind_name(kind: Option<ValueKind>) -> &'static str {
         Some(ValueKind::Put) => "put",
         Some(ValueKind::Merge) => "merge",
         Some(ValueKind::Blob) => "blob",
+        Some(ValueKind::RangeDelete) => "range_delete",
         None => "unknown",
     }
 }

@@ -1,4 +1,4 @@
-//! Single-key and range commands: `get`, `put`, `delete`, `scan`, `compact`, each in the column
+//! Single-key and range commands: `get`, `put`, `delete`, `deleterange`, `scan`, `compact`, each in the column
 //! family `--column_family` names (families.rs resolves it).
 //!
 //! Owns: turning arguments into engine calls and printing their results. Must not: open the
@@ -74,6 +74,15 @@ pub fn delete(db: Db, args: OutputArgs, cf: &str, key: &str) -> Result<u8> {
     db.delete_cf(&handle, &k).with_context(|| format!("delete {key}"))?;
     close(db)?;
     report_ok(args, "delete", 1)
+}
+
+/// `deleterange BEGIN END`: every key in `[BEGIN, END)`, as `Db::delete_range`.
+pub fn delete_range(db: Db, args: OutputArgs, cf: &str, begin: &str, end: &str) -> Result<u8> {
+    let handle = family(&db, cf)?;
+    let (b, e) = (parse_arg(begin, args.hex)?, parse_arg(end, args.hex)?);
+    db.delete_range_cf(&handle, &b, &e).with_context(|| format!("deleterange {begin} {end}"))?;
+    close(db)?;
+    report_ok(args, "deleterange", 1)
 }
 
 /// `compact [--from K] [--to K]`: both ends inclusive, as `Db::compact_range`.

@@ -6,13 +6,17 @@
 //! Must not: format bytes itself (`format.rs`) or implement a command (one file per group:
 //! `kv.rs` get/put/delete/scan/compact, `dump.rs` dump/load, `families.rs` the column family
 //! commands and `--column_family`, `inspect.rs` stats/check, `sst.rs`, `manifest.rs`, `wal.rs`
-//! raw file dumps, `repair.rs`).
+//! raw file dumps, `repair.rs`, `ldb.rs` batchput/approxsize/get_property and the clap shape of
+//! `idump.rs` and `live_files.rs`).
 
 mod dump;
 mod families;
 mod format;
+mod idump;
 mod inspect;
 mod kv;
+mod ldb;
+mod live_files;
 mod manifest;
 mod repair;
 mod sst;
@@ -84,6 +88,20 @@ pub enum AdminCommand {
         cf: CfArg,
         /// The key (hex with --hex).
         key: String,
+    },
+    /// Delete every key K with BEGIN <= K < END (a no-op when BEGIN >= END). Writes.
+    #[command(name = "deleterange", alias = "delete-range")]
+    DeleteRange {
+        #[command(flatten)]
+        db: DbArg,
+        #[command(flatten)]
+        out: OutputArgs,
+        #[command(flatten)]
+        cf: CfArg,
+        /// The first key deleted (hex with --hex).
+        begin: String,
+        /// The first key kept after the range (exclusive; hex with --hex).
+        end: String,
     },
     /// Print `key ==> value` for keys in a range. Read-only.
     Scan {
@@ -225,6 +243,8 @@ pub enum AdminCommand {
         /// The .log file.
         file: PathBuf,
     },
+    #[command(flatten)]
+    Ldb(ldb::LdbCommand),
 }
 
 /// Runs one admin command; errors are printed by the caller and exit with [`EXIT_ERROR`].
@@ -236,6 +256,9 @@ pub fn run(cmd: AdminCommand) -> Result<ExitCode> {
         }
         AdminCommand::Delete { db, out, cf, key } => {
             kv::delete(open_writable(&db.db, false)?, out, &cf.column_family, &key)?
+        }
+        AdminCommand::DeleteRange { db, out, cf, begin, end } => {
+            kv::delete_range(open_writable(&db.db, false)?, out, &cf.column_family, &begin, &end)?
         }
         AdminCommand::Scan { db, out, cf, range } => {
             kv::scan(&open_read_only(&db.db)?, out, &cf.column_family, &range)?
@@ -269,6 +292,7 @@ pub fn run(cmd: AdminCommand) -> Result<ExitCode> {
             manifest::manifest_dump(out, db.as_deref(), file.as_deref())?
         }
         AdminCommand::WalDump { out, file } => wal::wal_dump(out, &file)?,
+        AdminCommand::Ldb(cmd) => ldb::run(cmd)?,
     };
     Ok(ExitCode::from(code))
 }

@@ -1,6 +1,7 @@
-//! `sst-dump FILE`: one SST file on its own, like RocksDB's `sst_dump`: the footer's block
-//! handles, data block count and sizes, and on request the properties, every internal entry
-//! (user key, sequence, kind, value) and a full checksum pass.
+//! `sst-dump FILE|DIR`: SST files on their own, like RocksDB's `sst_dump`: the footer's block
+//! handles, data block count and sizes, and on request the properties, a summary (sst_dump's
+//! `--show_summary`), every internal entry (user key, sequence, kind, value; `--from`/`--to`
+//! restrict them to a key range) and a full checksum pass. A directory means every `.sst` in it.
 //!
 //! Owns: presenting one table file. Must not: open the database, consult the MANIFEST, or write
 //! anything; the file is only read, through the engine's own `Table` and format decoders so the
@@ -9,7 +10,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use serde_json::Value;
 use strata::fs::RandomAccessFile;
 use strata::internal::blob::BlobPointer;
@@ -19,17 +20,26 @@ use strata::internal::key::{self, ValueKind};
 use strata::internal::sst::format::{read_block, BlockHandle, Footer, FOOTER_LEN};
 use strata::internal::sst::{Block, Table, TableProperties};
 
-use super::format::{entry_json, kind_name, object, Out, OutputArgs};
+use super::format::{entry_json, kind_name, object, parse_arg, put_bytes, Out, OutputArgs};
 use super::{EXIT_ERROR, EXIT_OK};
 
 /// Arguments of `sst-dump`.
 #[derive(clap::Args, Debug, Clone)]
 pub struct SstDumpArgs {
-    /// The .sst file.
+    /// The .sst file, or a directory: every .sst file in it, in name order.
     pub file: PathBuf,
     /// Print every table property.
     #[arg(long)]
     pub show_properties: bool,
+    /// Print a summary: entries, data/index/filter sizes, compression, key and sequence range.
+    #[arg(long = "show_summary", visible_alias = "show-summary")]
+    pub show_summary: bool,
+    /// With --scan (implied): start at this user key (inclusive; hex with --hex).
+    #[arg(long, value_name = "KEY")]
+    pub from: Option<String>,
+    /// With --scan (implied): stop before this user key (exclusive; hex with --hex).
+    #[arg(long, value_name = "KEY")]
+    pub to: Option<String>,
     /// Print the offset and size of every data block.
     #[arg(long)]
     pub show_blocks: bool,
@@ -47,9 +57,44 @@ struct Layout {
     blocks: Vec<BlockHandle>,
 }
 
-/// Runs `sst-dump`.
+/// Runs `sst-dump` on each file; the worst exit code of them.
 pub fn sst_dump(args: OutputArgs, a: &SstDumpArgs) -> Result<u8> {
-    let path = a.file.as_path();
+    let range = ScanRange {
+        from: a.from.as_deref().map(|k| parse_arg(k, args.hex)).transpose()?,
+        to: a.to.as_deref().map(|k| parse_arg(k, args.hex)).transpose()?,
+    };
+    let mut out = Out::new(args);
+    let mut code = EXIT_OK;
+    for path in table_files(&a.file)? {
+        code = code.max(dump_one(&mut out, &path, a, &range)?);
+    }
+    out.flush()?;
+    Ok(code)
+}
+
+/// The user key range of `--from`/`--to`.
+struct ScanRange {
+    from: Option<Vec<u8>>,
+    to: Option<Vec<u8>>,
+}
+
+/// `path` itself, or for a directory its `.sst` files in name order (an error if it has none).
+fn table_files(path: &Path) -> Result<Vec<PathBuf>> {
+    if !path.is_dir() {
+        return Ok(vec![path.to_path_buf()]);
+    }
+    let names =
+        strata::fs::default_fs().list_dir(path).with_context(|| format!("sst-dump {}", path.display()))?;
+    let mut files: Vec<PathBuf> =
+        names.iter().filter(|n| n.ends_with(".sst")).map(|n| path.join(n)).collect();
+    files.sort();
+    if files.is_empty() {
+        bail!("sst-dump {}: no .sst file in the directory", path.display());
+    }
+    Ok(files)
+}
+
+fn dump_one(out: &mut Out, path: &Path, a: &SstDumpArgs, range: &ScanRange) -> Result<u8> {
     let ctx = || format!("sst-dump {}", path.display());
     // Not mapped: this tool is run on files one suspects, where a mapped read of a bad page
     // would kill it (SIGBUS) instead of naming the damage.
@@ -57,20 +102,23 @@ pub fn sst_dump(args: OutputArgs, a: &SstDumpArgs) -> Result<u8> {
     let number = file_number(path);
     let layout = read_layout(file.as_ref(), number).with_context(ctx)?;
     let table = Arc::new(Table::open(Arc::clone(&file), number, None).with_context(ctx)?);
-    let mut out = Out::new(args);
-    print_summary(&mut out, path, &table, &layout)?;
+    print_summary(out, path, &table, &layout)?;
     if a.show_blocks {
-        print_blocks(&mut out, &layout.blocks)?;
+        print_blocks(out, &layout.blocks)?;
     }
     if a.show_properties {
-        print_properties(&mut out, table.properties())?;
+        print_properties(out, table.properties())?;
     }
-    if a.scan {
-        print_entries(&mut out, &table).with_context(ctx)?;
+    if a.show_summary {
+        print_table_summary(out, &table).with_context(ctx)?;
     }
-    let code = if a.verify { verify(&mut out, path, &table)? } else { EXIT_OK };
-    out.flush()?;
-    Ok(code)
+    if a.scan || range.from.is_some() || range.to.is_some() {
+        print_entries(out, &table, range).with_context(ctx)?;
+    }
+    if a.verify {
+        return verify(out, path, &table);
+    }
+    Ok(EXIT_OK)
 }
 
 /// The number in `NNNNNN.sst`, used only to label errors; 0 for other names.
@@ -185,10 +233,77 @@ fn print_properties(out: &mut Out, p: &TableProperties) -> Result<()> {
     Ok(())
 }
 
-fn print_entries(out: &mut Out, table: &Arc<Table>) -> Result<()> {
+/// The first and last user keys of a table (None when it has no entry).
+fn key_range(table: &Arc<Table>) -> Result<Option<(Vec<u8>, Vec<u8>)>> {
     let mut it = table.iter(false);
     it.seek_to_first();
+    if !it.valid() {
+        it.status()?;
+        return Ok(None);
+    }
+    let first = key::user_key(it.key()).to_vec();
+    it.seek_to_last();
+    let last = if it.valid() { key::user_key(it.key()).to_vec() } else { first.clone() };
+    it.status()?;
+    Ok(Some((first, last)))
+}
+
+/// sst_dump's `--show_summary`: what the file holds, in a few lines.
+fn print_table_summary(out: &mut Out, table: &Arc<Table>) -> Result<()> {
+    let p = table.properties();
+    let range = key_range(table)?;
+    if out.json {
+        let mut obj = object([
+            ("entries", p.num_entries.into()),
+            ("deletions", p.num_deletions.into()),
+            ("data_blocks", p.num_data_blocks.into()),
+            ("data_size", p.data_size.into()),
+            ("index_size", p.index_size.into()),
+            ("filter_size", p.filter_size.into()),
+            ("bloom_bits_per_key", p.bloom_bits_per_key.into()),
+            ("compression", p.compression.name().into()),
+            ("raw_key_bytes", p.raw_key_bytes.into()),
+            ("raw_value_bytes", p.raw_value_bytes.into()),
+            ("smallest_seq", p.smallest_seq.into()),
+            ("largest_seq", p.largest_seq.into()),
+        ]);
+        if let Some((first, last)) = &range {
+            put_bytes(&mut obj, "smallest", first, out.hex);
+            put_bytes(&mut obj, "largest", last, out.hex);
+        }
+        return out.json(object([("summary", Value::Object(obj))]));
+    }
+    let keys = match &range {
+        Some((first, last)) => format!("{} .. {}", out.show(first), out.show(last)),
+        None => "none (no entries)".to_string(),
+    };
+    let lines = [
+        "summary:".to_string(),
+        format!("  entries: {} ({} deletions)", p.num_entries, p.num_deletions),
+        format!(
+            "  sizes: data {} bytes in {} blocks, index {} bytes, filter {} bytes ({} bits per key)",
+            p.data_size, p.num_data_blocks, p.index_size, p.filter_size, p.bloom_bits_per_key
+        ),
+        format!("  compression: {}", p.compression.name()),
+        format!("  raw sizes: keys {} bytes, values {} bytes", p.raw_key_bytes, p.raw_value_bytes),
+        format!("  key range: {keys}"),
+        format!("  sequence range: {} .. {}", p.smallest_seq, p.largest_seq),
+    ];
+    lines.iter().try_for_each(|l| out.line(l))
+}
+
+fn print_entries(out: &mut Out, table: &Arc<Table>, range: &ScanRange) -> Result<()> {
+    let mut it = table.iter(false);
+    match &range.from {
+        Some(k) => it.seek(&key::seek_key(k, key::MAX_SEQ)),
+        None => it.seek_to_first(),
+    }
     while it.valid() {
+        // A key whose trailer does not parse is compared whole: shown, never a reason to stop.
+        let user_key = key::parse(it.key()).map_or(it.key(), |p| p.user_key);
+        if range.to.as_deref().is_some_and(|to| user_key >= to) {
+            break;
+        }
         print_entry(out, it.key(), it.value())?;
         it.next();
     }

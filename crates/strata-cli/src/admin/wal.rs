@@ -122,6 +122,7 @@ fn kind_label(kind: ValueKind) -> &'static str {
         ValueKind::Put => "PUT",
         ValueKind::Merge => "MERGE",
         ValueKind::Blob => "BLOB",
+        ValueKind::RangeDelete => "DELETE_RANGE",
     }
 }
 

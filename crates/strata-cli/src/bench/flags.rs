@@ -1,14 +1,16 @@
 //! The one table mapping db_bench flag names to typed fields, with db_bench's defaults.
 //!
 //! Owns: gflags-style parsing (`--name=value`, `-name=value`, `--flag`/`--noflag` for booleans),
-//! the defaults (applied from the same table, so a default can't drift from its parser), the
-//! list of RocksDB tuning flags that are accepted and either mapped to an engine option or
-//! ignored, and the error texts (an unknown flag lists every known one).
+//! the defaults (applied from the same table, so a default can't drift from its parser), and the
+//! error texts (an unknown flag lists every known one). db_bench flags strata has no flag of its
+//! own for are mapped or ignored, each with a note, by flags_compat.rs.
 //! Must not: open a database, validate engine-specific ranges (the engine does that at open), or
 //! print anything.
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
+
+use super::flags_compat;
 
 /// Every benchmark flag, typed. Defaults come from [`FLAGS`].
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -75,6 +77,14 @@ pub struct Flags {
     pub plot: Option<PathBuf>,
     /// Tuning flags that were given but have no strata equivalent, for a note in the header.
     pub ignored: Vec<String>,
+    /// One line per db_bench-only flag given: what strata does instead (flags_compat.rs).
+    pub notes: Vec<String>,
+    /// db_bench-only flags mapped onto strata options: (option name, value).
+    pub mapped_options: Vec<(String, String)>,
+    /// db_bench's `--min_level_to_compress` (becomes `compression_per_level`).
+    pub min_level_to_compress: Option<i64>,
+    /// `--options` as given; `options` is it with the mapped flags in front.
+    pub user_options: Option<String>,
     /// linkbench: node ids are 1..maxid1 (LinkBench's `maxid1`, exclusive).
     pub maxid1: u64,
     /// linkbench: load-phase threads.
@@ -182,14 +192,24 @@ pub static FLAGS: &[FlagSpec] = &[
             _ => Err(format!("unknown compression {v:?} (expected none, snappy, lz4 or zstd)")),
         }
     }),
-    flag("compression_ratio", "0.5", "fraction of a value that is random", |f, v| {
-        let r: f64 = v.parse().map_err(|_| format!("{v:?} is not a number"))?;
-        if !(0.0..=1.0).contains(&r) {
-            return Err(format!("{r} is outside 0..=1"));
-        }
-        f.compression_ratio = r;
-        Ok(())
-    }),
+    flag(
+        "compression_ratio",
+        "0.5",
+        "fraction of a value that is random; as in db_bench, 1 or more gives incompressible values",
+        |f, v| {
+            let r: f64 = v.parse().map_err(|_| format!("{v:?} is not a number"))?;
+            // db_bench draws len * ratio random bytes per 100-byte fragment and keeps the first
+            // 100, so anything above 1 is incompressible; past 100 it only slows the pool's build.
+            if !(0.0..=MAX_COMPRESSION_RATIO).contains(&r) {
+                return Err(format!(
+                    "{r} is outside 0..={MAX_COMPRESSION_RATIO} (any ratio of 1 or more already gives \
+                     incompressible values)"
+                ));
+            }
+            f.compression_ratio = r;
+            Ok(())
+        },
+    ),
     flag("cache_size", "33554432", "block cache bytes", |f, v| set_num(&mut f.cache_size, v)),
     flag("bloom_bits", "-1", "bloom filter bits per key (<0: engine default 10)", |f, v| {
         set_num(&mut f.bloom_bits, v)
@@ -240,7 +260,7 @@ pub static FLAGS: &[FlagSpec] = &[
         "strata: any Options by name, as key=value;key=value (docs/tuning.md), applied after \
          every other flag",
         |f, v| {
-            f.options = (!v.is_empty()).then(|| v.to_string());
+            f.user_options = (!v.is_empty()).then(|| v.to_string());
             Ok(())
         },
     ),
@@ -327,31 +347,12 @@ pub static FLAGS: &[FlagSpec] = &[
     flag("block_restart_interval", "", "keys between restart points in data blocks", |f, v| {
         set_some(&mut f.block_restart_interval, v)
     }),
-    flag("max_background_compactions", "", "ignored: strata sizes its own background pool", |f, v| {
-        ignore(f, "max_background_compactions", v)
-    }),
-    flag("max_background_flushes", "", "ignored: strata sizes its own background pool", |f, v| {
-        ignore(f, "max_background_flushes", v)
-    }),
-    flag("max_background_jobs", "", "ignored: strata sizes its own background pool", |f, v| {
-        ignore(f, "max_background_jobs", v)
-    }),
-    flag("verify_checksum", "", "ignored: strata always verifies block checksums", |f, v| {
-        ignore(f, "verify_checksum", v)
-    }),
-    flag("mmap_read", "", "ignored: strata maps SST and blob files while the database is at most mmap_reads_max_db_size (see --options), pread beyond", |f, v| {
-        ignore(f, "mmap_read", v)
-    }),
-    flag("open_files", "", "ignored", |f, v| ignore(f, "open_files", v)),
     bool_flag(
         "statistics",
         "0",
         "the engine keeps statistics: strata's latency histograms, RocksDB's Statistics",
         |f, v| set_bool(&mut f.statistics, v),
     ),
-    flag("stats_interval", "", "ignored (use --stats_interval_seconds)", |f, v| {
-        ignore(f, "stats_interval", v)
-    }),
     flag("maxid1", "100001", "linkbench: load nodes 1..maxid1 (exclusive), as LinkBench's maxid1", |f, v| {
         set_min(&mut f.maxid1, v, 2)
     }),
@@ -442,10 +443,8 @@ pub static FLAGS: &[FlagSpec] = &[
 /// The engine benchmarked unless `--engine` says otherwise (`memory` measures the harness alone).
 const DEFAULT_ENGINE: &str = "strata";
 
-fn ignore(f: &mut Flags, name: &str, v: &str) -> Result<(), String> {
-    f.ignored.push(format!("{name}={v}"));
-    Ok(())
-}
+/// The largest `--compression_ratio` taken (see its setter).
+const MAX_COMPRESSION_RATIO: f64 = 100.0;
 
 fn set_num<T: std::str::FromStr>(slot: &mut T, v: &str) -> Result<(), String> {
     *slot = v.parse().map_err(|_| format!("{v:?} is not a valid integer"))?;
@@ -512,6 +511,8 @@ pub fn parse<S: AsRef<str>>(args: &[S]) -> Result<Flags, FlagError> {
     for arg in args {
         apply(&mut f, arg.as_ref())?;
     }
+    // After every flag, so --compression_type may follow --min_level_to_compress.
+    f.options = flags_compat::options_text(&f);
     Ok(f)
 }
 
@@ -526,8 +527,24 @@ fn apply(f: &mut Flags, arg: &str) -> Result<(), FlagError> {
         Some((n, v)) => (n, Some(v)),
         None => (body, None),
     };
+    if lookup(name).is_none() {
+        if let Some((name, value)) = compat_flag(name, value) {
+            return flags_compat::apply(f, name, &value)
+                .map_err(|why| FlagError::Invalid(format!("--{name}: {why}")));
+        }
+    }
     let (spec, value) = resolve(name, value)?;
     (spec.set)(f, &value).map_err(|why| FlagError::Invalid(format!("--{}: {why}", spec.name)))
+}
+
+/// A db_bench-only flag (flags_compat.rs) and its value; a bare `--flag` is 1 and `--noflag`
+/// 0, as gflags reads booleans (which most of them are).
+fn compat_flag<'a>(name: &'a str, value: Option<&str>) -> Option<(&'a str, String)> {
+    if flags_compat::is_compat(name) {
+        return Some((name, value.unwrap_or("1").to_string()));
+    }
+    let negated = name.strip_prefix("no").filter(|n| flags_compat::is_compat(n))?;
+    value.is_none().then(|| (negated, "0".to_string()))
 }
 
 /// Finds the table row for `name`, expanding gflags' bare `--flag` and `--noflag` booleans.
@@ -553,7 +570,12 @@ fn lookup(name: &str) -> Option<&'static FlagSpec> {
 
 fn unknown_flag_message(name: &str) -> String {
     let known: Vec<String> = FLAGS.iter().map(|s| format!("--{}", s.name)).collect();
-    format!("unknown flag --{name}\nknown flags: {}", known.join(", "))
+    let compat: Vec<String> = flags_compat::names().map(|n| format!("--{n}")).collect();
+    format!(
+        "unknown flag --{name}\nknown flags: {}\ndb_bench flags accepted with a note: {}",
+        known.join(", "),
+        compat.join(", ")
+    )
 }
 
 /// The `--help` text: every flag with its default and meaning.
@@ -575,6 +597,17 @@ pub fn help_text() -> String {
         let def = if spec.default.is_empty() { "unset" } else { spec.default };
         let _ = writeln!(s, "  --{:<36} {} (default: {def})", spec.name, spec.help);
     }
+    s.push_str("\ndb_bench flags strata maps onto its options or ignores, with a note on stderr:\n ");
+    let mut width = 1;
+    for name in flags_compat::names() {
+        if width + name.len() + 3 > 100 {
+            s.push_str("\n ");
+            width = 1;
+        }
+        let _ = write!(s, " --{name}");
+        width += name.len() + 3;
+    }
+    s.push('\n');
     s
 }
 

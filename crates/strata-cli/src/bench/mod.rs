@@ -26,6 +26,7 @@ mod engine_rocksdb;
 mod engine_sled;
 mod engine_strata;
 mod flags;
+mod flags_compat;
 mod histogram;
 mod insertbench;
 mod keygen;
@@ -68,6 +69,9 @@ pub fn main(args: &[String]) -> Result<()> {
     };
     if quick {
         eprintln!("strata bench: no flags given, running the quick suite: {}", QUICK_SUITE.join(" "));
+    }
+    for note in &flags.notes {
+        eprintln!("strata bench: {note}");
     }
     eprint!("{}", report::environment());
     let stdout = std::io::stdout();

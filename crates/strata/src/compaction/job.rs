@@ -1,5 +1,6 @@
-//! Executes a flush or compaction: reads one sorted stream of internal entries, keeps what
-//! `retention` says survives, separates large values into a new blob file, relocates values out
+//! Executes a flush or compaction: reads one sorted stream of internal entries, drops what the
+//! inputs' range tombstones hide and keeps what `retention` says survives of the rest (both in
+//! `range_dels`), writes the tombstones still needed into the output tables, separates large values into a new blob file, relocates values out
 //! of blob files chosen for garbage collection, and writes output tables cut at user-key
 //! boundaries. It returns what it wrote; installing it in a version is the caller's job. On any
 //! error the files it created are removed.
@@ -13,6 +14,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::blob::{BlobPointer, BlobWalk, BlobWalks, BlobWriter};
+use crate::compaction::range_dels::JobRangeDels;
 use crate::compaction::retention::{self, Entry, Rules};
 use crate::error::{Error, Result};
 use crate::filenames;
@@ -20,6 +22,7 @@ use crate::fs::FileSystem;
 use crate::iter::InternalIterator;
 use crate::key::{self, SeqNo, ValueKind};
 use crate::options::Options;
+use crate::range_del::RangeTombstone;
 use crate::sst::{TableBuilder, TableBuilderOptions};
 use crate::util::kill_point::kill_point;
 use crate::version::edit::{BlobFileMeta, FileMeta};
@@ -63,6 +66,8 @@ pub(crate) struct OutputSpec {
     pub snapshots: Vec<SeqNo>,
     /// Blob files whose live values are rewritten into the new blob file.
     pub relocate_blob_files: HashSet<u64>,
+    /// The range tombstones of the inputs (a memtable's, or every input table's).
+    pub range_dels: Vec<RangeTombstone>,
 }
 
 /// What was written.
@@ -89,6 +94,8 @@ struct Job<'a> {
     /// read-ahead hints per file.
     relocation_walks: BlobWalks,
     ptr_buf: Vec<u8>,
+    /// `None` when the inputs hold no range tombstone.
+    range_dels: Option<JobRangeDels>,
 }
 
 /// Runs the job over `input` (which is positioned by this function).
@@ -103,6 +110,7 @@ pub(crate) fn run(db: &JobEnv<'_>, input: &mut dyn InternalIterator, spec: &Outp
         key_buf: Vec::new(),
         relocation_walks: BlobWalks::default(),
         ptr_buf: Vec::new(),
+        range_dels: JobRangeDels::new(spec.range_dels.clone(), &spec.snapshots, spec.bottommost),
     };
     // A panic (an application's merge operator) is caught here, so its partial outputs are
     // removed like those of a failed write.
@@ -138,8 +146,17 @@ impl Job<'_> {
         let mut started = false;
         while input.valid() {
             let parsed = key::parse(input.key())
+                .filter(|p| p.kind != ValueKind::RangeDelete)
                 .ok_or_else(|| Error::corruption("undecodable key in compaction input"))?;
             self.out.entries_in += 1;
+            if self.range_dels.as_ref().is_some_and(|r| r.drops(parsed.user_key, parsed.seq)) {
+                // Hidden from every reader: gone like a shadowed version, and so is its blob value.
+                if parsed.kind == ValueKind::Blob {
+                    self.add_garbage(input.value())?;
+                }
+                input.next();
+                continue;
+            }
             let same_key = started && key::same_user_key(parsed.user_key, &user_key);
             if !same_key {
                 if !versions.is_empty() {
@@ -188,7 +205,7 @@ impl Job<'_> {
 
     fn cut_table_if_full(&mut self) -> Result<()> {
         if self.table.as_ref().is_some_and(|(_, b)| b.estimated_file_size() >= self.spec.max_file_size) {
-            self.finish_table()?;
+            self.finish_table(false)?;
         }
         Ok(())
     }
@@ -294,13 +311,23 @@ impl Job<'_> {
                 restart_interval: o.block_restart_interval,
                 bloom_bits_per_key: o.bloom_bits_per_key,
                 compression: o.compression_for_level(self.spec.level),
+                prefix_extractor: o.prefix_extractor,
             };
             self.table = Some((number, TableBuilder::new(file, opts)));
         }
         self.table.as_mut().map(|(_, b)| b).ok_or(Error::Closed)
     }
 
-    fn finish_table(&mut self) -> Result<()> {
+    /// Finishes the open output table; `last` says whether it is the job's last one (which
+    /// takes every range tombstone left, and is opened for them if none is open).
+    fn finish_table(&mut self, last: bool) -> Result<()> {
+        if last && self.table.is_none() && self.range_dels.as_ref().is_some_and(JobRangeDels::pending) {
+            self.table_builder()?;
+        }
+        if let (Some(r), Some((_, builder))) = (self.range_dels.as_mut(), self.table.as_mut()) {
+            let upto = (!last).then(|| key::user_key(builder.last_key()).to_vec());
+            builder.add_range_dels(r.take_for_table(upto.as_deref()));
+        }
         let Some((number, builder)) = self.table.take() else { return Ok(()) };
         let s = builder.finish()?;
         self.out.bytes_written += s.file_size;
@@ -313,6 +340,7 @@ impl Job<'_> {
             largest_seq: s.largest_seq,
             num_entries: s.num_entries,
             num_deletions: s.num_deletions,
+            num_range_deletions: s.num_range_deletions,
         });
         Ok(())
     }
@@ -326,7 +354,7 @@ impl Job<'_> {
     }
 
     fn finish_all(&mut self) -> Result<()> {
-        self.finish_table()?;
+        self.finish_table(true)?;
         self.finish_blob()
     }
 }

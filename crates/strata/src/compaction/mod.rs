@@ -4,4 +4,5 @@
 
 pub mod job;
 pub mod picker;
+pub(crate) mod range_dels;
 pub mod retention;

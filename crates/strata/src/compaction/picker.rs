@@ -173,6 +173,7 @@ mod tests {
             largest_seq: number,
             num_entries: 1,
             num_deletions: 0,
+            num_range_deletions: 0,
         }
     }
 

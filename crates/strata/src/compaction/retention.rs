@@ -90,6 +90,9 @@ fn resolve_stripe(
         }
     };
     match first.kind {
+        ValueKind::RangeDelete => {
+            return Err(crate::error::Error::corruption("a range deletion among point entries"))
+        }
         ValueKind::Delete
             if rules.bottommost && !older_stripes_remain && rules.older_than_every_snapshot(first.seq) =>
         {

@@ -1,7 +1,8 @@
 //! The user-facing iterator. It merges every memtable and file of one pinned `SuperVersion` and
 //! turns the stream of internal entries into user entries: hides versions newer than its
-//! sequence number, shadowed versions and tombstones, folds merge operands, reads blob values,
-//! and honours bounds (a prefix becomes a pair of bounds).
+//! sequence number, shadowed versions and tombstones (range tombstones too, see
+//! `iter_range_dels`: an entry a newer visible one covers reads as deleted), folds merge operands,
+//! reads blob values, and honours bounds (a prefix becomes a pair of bounds).
 //!
 //! Invariant, moving forward: the internal iterator sits after the current user key's newest
 //! visible entry and before the next user key's entries; the current key's older entries in
@@ -16,6 +17,8 @@ use std::sync::Arc;
 use super::blob_lookahead::{BlobLookahead, LookaheadSource};
 use super::family::Family;
 use super::iter_pool::{PooledIter, ThreadDb};
+use super::iter_range_dels::{hidden, IterRangeDels};
+use super::prefix_children::{children_for_prefix, prefix_filter};
 use super::{DbInner, SuperVersion};
 use crate::blob::readahead::Readahead;
 use crate::blob::{BlobPointer, BlobReader, BlobWalk};
@@ -115,9 +118,13 @@ pub struct DbIterator {
     blob_reads: u64,
     /// The super version `iter` reads; `None` only once `drop` handed it to the pool.
     pinned: Option<Arc<SuperVersion>>,
+    /// False when the children were chosen for one prefix (`db::prefix_children`).
+    poolable: bool,
     fill_cache: bool,
     /// The column family read; `None` for the default one (no reference count to touch).
     family: Option<Arc<Family>>,
+    /// The range tombstones visible to this iterator; `None` (the usual case) when none.
+    range_dels: Option<IterRangeDels>,
     _snapshot: Option<Snapshot>,
 }
 
@@ -132,7 +139,7 @@ impl Drop for DbIterator {
     /// something failed (children keep their first error).
     fn drop(&mut self) {
         self.publish_counts();
-        if self.error.is_some() || self.iter.status().is_err() {
+        if !self.poolable || self.error.is_some() || self.iter.status().is_err() {
             return;
         }
         let Some(sv) = self.pinned.take() else { return };
@@ -187,15 +194,23 @@ impl DbIterator {
         // The internals the thread's last iterator left, if they read this super version: no
         // shared reference count is touched (see `iter_pool`).
         let (handle, pooled) = db.iter_pool.take(db, &current, opts.fill_cache);
+        // An iterator whose children were chosen for its prefix is neither built from nor
+        // left to the pool: another iterator may want other tables.
+        let prefix_filter = prefix_filter(family.as_deref().unwrap_or(&db.default), opts);
+        let pooled = pooled.filter(|_| prefix_filter.is_none());
         let (pinned, mut iter, key, value, seek_target, blob_files) = match pooled {
             Some(p) => (p.sv, p.iter, p.key, p.value, p.seek_target, p.blob_files),
             None => {
                 let pinned = arc_swap::Guard::into_inner(current);
-                let iter = MergingIterator::new(children(db, &pinned, opts.fill_cache)?);
-                (pinned, iter, Vec::new(), Vec::new(), Vec::new(), Vec::new())
+                let kids = match &prefix_filter {
+                    Some(filter) => children_for_prefix(db, &pinned, opts.fill_cache, filter)?,
+                    None => children(db, &pinned, opts.fill_cache)?,
+                };
+                (pinned, MergingIterator::new(kids), Vec::new(), Vec::new(), Vec::new(), Vec::new())
             }
         };
         iter.forget_position();
+        let range_dels = IterRangeDels::gather(db, &pinned, seq)?;
         let prefix_upper = opts.prefix.as_deref().and_then(prefix_successor);
         Ok(Self {
             iter,
@@ -217,8 +232,10 @@ impl DbIterator {
             error: None,
             blob_reads: 0,
             pinned: Some(pinned),
+            poolable: prefix_filter.is_none(),
             fill_cache: opts.fill_cache,
             family,
+            range_dels,
             _snapshot: opts.snapshot.clone(),
             db: handle,
         })
@@ -418,9 +435,10 @@ impl DbIterator {
             if self.upper.as_deref().is_some_and(|u| p.user_key >= u) {
                 return;
             }
+            let kind =
+                if hidden(&mut self.range_dels, p.user_key, p.seq) { ValueKind::Delete } else { p.kind };
             self.key.clear();
             self.key.extend_from_slice(p.user_key);
-            let kind = p.kind;
             let outcome = self.collect_forward(kind);
             if kind != ValueKind::Merge {
                 // Still on the entry just read, the key's newest visible one: step off it
@@ -444,6 +462,7 @@ impl DbIterator {
     fn collect_forward(&mut self, kind: ValueKind) -> Result<bool> {
         match kind {
             ValueKind::Delete => Ok(false),
+            ValueKind::RangeDelete => Err(Error::corruption("a range deletion among point entries")),
             ValueKind::Put => {
                 self.value.clear();
                 self.value.extend_from_slice(self.iter.value());
@@ -464,7 +483,15 @@ impl DbIterator {
                     if !key::same_user_key(p.user_key, &self.key) {
                         break;
                     }
-                    match p.kind {
+                    let kind = if hidden(&mut self.range_dels, p.user_key, p.seq) {
+                        ValueKind::Delete
+                    } else {
+                        p.kind
+                    };
+                    match kind {
+                        ValueKind::RangeDelete => {
+                            return Err(Error::corruption("a range deletion among point entries"))
+                        }
                         ValueKind::Merge => operands.push(self.iter.value().to_vec()),
                         ValueKind::Put => {
                             base = Some(self.iter.value().to_vec());
@@ -579,8 +606,13 @@ impl DbIterator {
             }
             if p.seq <= self.seq {
                 visible = true;
+                let kind =
+                    if hidden(&mut self.range_dels, p.user_key, p.seq) { ValueKind::Delete } else { p.kind };
                 let v = self.iter.value();
-                match p.kind {
+                match kind {
+                    ValueKind::RangeDelete => {
+                        return Err(Error::corruption("a range deletion among point entries"))
+                    }
                     ValueKind::Put => (base, operands) = (Base::Inline(v.to_vec()), Vec::new()),
                     ValueKind::Blob => (base, operands) = (Base::Blob(v.to_vec()), Vec::new()),
                     ValueKind::Delete => (base, operands) = (Base::Absent, Vec::new()),
@@ -623,7 +655,7 @@ impl LookaheadSource for DbIterator {
 }
 
 /// The internal iterators of every memtable and file in `sv`, newest first.
-fn children(
+pub(super) fn children(
     db: &Arc<DbInner>,
     sv: &SuperVersion,
     fill_cache: bool,
@@ -637,7 +669,9 @@ fn children(
     // until the scan reaches it (after a time-ordered load, that is most of them).
     for f in &sv.version.files[0] {
         let table = db.table_cache.table_iter(f.number, fill_cache)?;
-        out.push(Box::new(KnownFirstKey::new(table, f.smallest.clone(), f.number)));
+        // A table with range tombstones may start below its first entry: nothing to defer.
+        let first = if f.num_range_deletions > 0 { Vec::new() } else { f.smallest.clone() };
+        out.push(Box::new(KnownFirstKey::new(table, first, f.number)));
     }
     // Weak: the database's iterator pool keeps these children, and a strong reference would
     // make the database own itself.

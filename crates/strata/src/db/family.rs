@@ -112,6 +112,7 @@ pub(crate) fn family_options(db: &Options, family: &Options) -> Options {
         block_size: family.block_size,
         block_restart_interval: family.block_restart_interval,
         bloom_bits_per_key: family.bloom_bits_per_key,
+        prefix_extractor: family.prefix_extractor,
         compression_per_level: family.compression_per_level.clone(),
         blob_compression: family.blob_compression,
         min_blob_size: family.min_blob_size,
@@ -197,6 +198,33 @@ impl WriteBatch {
     /// ```
     pub fn delete_cf(&mut self, cf: &ColumnFamily, key: impl AsRef<[u8]>) -> &mut Self {
         self.record_in(cf.id(), ValueKind::Delete, key.as_ref(), None);
+        self
+    }
+
+    /// Adds a deletion of every key in `[begin, end)` of column family `cf` (see
+    /// [`WriteBatch::delete_range`]).
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir()?;
+    /// use strata::{Db, Options, WriteBatch};
+    /// let db = Db::open(dir.path(), Options::default())?;
+    /// let cf = db.create_cf("sessions", Options::default())?;
+    /// db.put_cf(&cf, b"s1", b"x")?;
+    /// db.put(b"s1", b"kept")?; // the default family is another keyspace
+    /// let mut batch = WriteBatch::new();
+    /// batch.delete_range_cf(&cf, b"s", b"t");
+    /// db.write(batch)?;
+    /// assert_eq!(db.get_cf(&cf, b"s1")?, None);
+    /// assert_eq!(db.get(b"s1")?, Some(b"kept".to_vec()));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn delete_range_cf(
+        &mut self,
+        cf: &ColumnFamily,
+        begin: impl AsRef<[u8]>,
+        end: impl AsRef<[u8]>,
+    ) -> &mut Self {
+        self.range_in(cf.id(), begin.as_ref(), end.as_ref());
         self
     }
 

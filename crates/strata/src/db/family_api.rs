@@ -180,6 +180,22 @@ impl Db {
         self.write_opt(opts, b)
     }
 
+    /// [`Db::delete_range_opt`] in column family `cf`.
+    ///
+    /// # Errors
+    /// As [`Db::delete_range_opt`]; `InvalidArgument` when the family was dropped.
+    pub fn delete_range_cf_opt(
+        &self,
+        cf: &ColumnFamily,
+        opts: &WriteOptions,
+        begin: &[u8],
+        end: &[u8],
+    ) -> Result<()> {
+        let mut b = WriteBatch::for_one_record(begin.len() + 5, end.len());
+        b.delete_range_cf(cf, begin, end);
+        self.write_opt(opts, b)
+    }
+
     /// [`Db::merge`] in column family `cf`, folded by that family's merge operator.
     ///
     /// # Errors

@@ -32,10 +32,14 @@ mod families;
 mod family;
 mod family_api;
 mod info_log;
+mod ingest;
+pub(crate) mod internal_entries;
 mod iter_pool;
+mod iter_range_dels;
 mod memtable_budget;
 mod open;
 mod options_file;
+mod prefix_children;
 mod properties;
 mod read;
 mod recovery_report;
@@ -58,6 +62,7 @@ use parking_lot::{Condvar, Mutex};
 pub use db_iter::DbIterator;
 pub use entries::Iter;
 pub use family::ColumnFamily;
+pub use ingest::{ExternalFileInfo, IngestOptions, SstFileWriter};
 pub use properties::Stats;
 pub use repair::{DanglingBlobs, LostFile, RepairReport, LOST_DIR};
 
@@ -310,6 +315,32 @@ impl Db {
         self.inner.default.slot_hint.load().prefetch(key);
         let mut b = WriteBatch::for_one_record(key.len(), 0);
         b.delete(key);
+        self.write_opt(opts, b)
+    }
+
+    /// Deletes every key `k` with `begin <= k < end` (RocksDB's `DeleteRange`): one record,
+    /// whatever the number of keys. `begin >= end` deletes nothing. Reads, iterators, flushes
+    /// and compactions honour it; a snapshot taken before it still sees the keys.
+    ///
+    /// # Errors
+    /// As [`Db::put`] (`InvalidArgument` for a key longer than
+    /// [`MAX_KEY_LEN`](crate::batch::MAX_KEY_LEN)).
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir()?;
+    /// use strata::{Db, Options, WriteOptions};
+    /// let db = Db::open(dir.path(), Options::default())?;
+    /// for k in ["a", "b", "c", "d"] {
+    ///     db.put(k, "v")?;
+    /// }
+    /// db.delete_range_opt(&WriteOptions { sync: true, ..WriteOptions::default() }, b"b", b"d")?;
+    /// let keys: Vec<Vec<u8>> = db.iter().map(|kv| kv.map(|(k, _)| k)).collect::<strata::Result<_>>()?;
+    /// assert_eq!(keys, [b"a".to_vec(), b"d".to_vec()]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn delete_range_opt(&self, opts: &WriteOptions, begin: &[u8], end: &[u8]) -> Result<()> {
+        let mut b = WriteBatch::for_one_record(begin.len(), end.len());
+        b.delete_range(begin, end);
         self.write_opt(opts, b)
     }
 

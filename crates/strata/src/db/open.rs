@@ -502,6 +502,7 @@ fn flush_recovered(db: &DbInner, family: &Family, mem: &Arc<MemTable>, edit: &mu
         bottommost: false,
         snapshots: Vec::new(),
         relocate_blob_files: HashSet::new(),
+        range_dels: mem.range_tombstones(),
     };
     let new_file_number = || db.versions.lock().new_file_number();
     let out = job::run(&db.job_env(family, &new_file_number), &mut mem.iter(), &spec)?;

@@ -80,6 +80,9 @@ pub struct Stats {
     pub stall_pending_bytes_micros: AtomicU64,
     /// Microseconds writers waited because every memtable was full.
     pub stall_memtables_micros: AtomicU64,
+    /// Tables an iterator over one prefix left out because their filter holds none of it
+    /// ([`Options::prefix_extractor`](crate::Options::prefix_extractor)).
+    pub prefix_filter_skips: AtomicU64,
     /// Latency of `Db::get` calls (hits, misses and errors); empty unless
     /// [`Options::latency_histograms`](crate::Options::latency_histograms) is on.
     pub get_latency: Histogram,

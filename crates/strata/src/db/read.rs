@@ -2,6 +2,9 @@
 //! source newest to oldest: the mutable memtable, the immutable memtables, L0 files newest first,
 //! then at most one file per deeper level. The first Put, Blob pointer or Delete visible at the
 //! read's sequence number decides; merge operands met on the way are collected and folded onto it.
+//! A source holding range tombstones (a flag on the memtable, a count on the file's metadata:
+//! one branch when there are none) first says which of them, visible at the read's sequence
+//! number, covers the key; an entry older than the newest such tombstone reads as deleted.
 //! A multi-get does the same for each of its keys under one super version and sequence number.
 
 use std::sync::atomic::Ordering;
@@ -13,6 +16,8 @@ use crate::compaction::job::{BlobSource, JobEnv};
 use crate::error::{Error, Result};
 use crate::key::{self, SeqNo, ValueKind};
 use crate::options::{ReadOptions, NUM_LEVELS};
+use crate::range_del::Fragments;
+use crate::version::edit::FileMeta;
 
 /// What the newest visible entry of a key turned out to be.
 pub(crate) enum Base {
@@ -31,11 +36,21 @@ pub(crate) struct Lookup<'k> {
     operands: Vec<Vec<u8>>,
     base: Option<Base>,
     error: Option<Error>,
+    /// The newest visible range tombstone over the key in the sources seen so far (0: none);
+    /// entries older than it are deleted.
+    hidden_below: SeqNo,
 }
 
 impl<'k> Lookup<'k> {
     pub fn new(user_key: &'k [u8]) -> Self {
-        Self { user_key, operands: Vec::new(), base: None, error: None }
+        Self { user_key, operands: Vec::new(), base: None, error: None, hidden_below: 0 }
+    }
+
+    /// Notes a source's range tombstones, as seen by a read at `read_seq`.
+    fn cover(&mut self, tombstones: Option<&Fragments>, read_seq: SeqNo) {
+        if let Some(t) = tombstones.and_then(|f| f.newest_covering(self.user_key, read_seq)) {
+            self.hidden_below = self.hidden_below.max(t);
+        }
     }
 
     pub fn done(&self) -> bool {
@@ -51,7 +66,14 @@ impl<'k> Lookup<'k> {
         if !key::same_user_key(parsed.user_key, self.user_key) {
             return false;
         }
+        if parsed.seq < self.hidden_below {
+            self.base = Some(Base::Absent);
+            return false;
+        }
         match parsed.kind {
+            ValueKind::RangeDelete => {
+                self.error = Some(Error::corruption("a range deletion among point entries"));
+            }
             ValueKind::Put => self.base = Some(Base::Value(value.to_vec())),
             ValueKind::Blob => self.base = Some(Base::Blob(value.to_vec())),
             ValueKind::Delete => self.base = Some(Base::Absent),
@@ -110,14 +132,15 @@ impl DbInner {
     ) -> Result<Option<Vec<u8>>> {
         let lookup_key = key::seek_key(user_key, seq);
         let mut lookup = Lookup::new(user_key);
-        let mut visit = |k: &[u8], v: &[u8]| lookup.visit(k, v);
-        sv.mem.get(&lookup_key, &mut visit);
-        for imm in &sv.imm {
+        for mem in std::iter::once(&sv.mem).chain(&sv.imm) {
             if lookup.done() {
                 break;
             }
+            if mem.has_range_dels() {
+                lookup.cover(mem.range_dels().as_deref(), seq);
+            }
             let mut visit = |k: &[u8], v: &[u8]| lookup.visit(k, v);
-            imm.get(&lookup_key, &mut visit);
+            mem.get(&lookup_key, &mut visit);
         }
         if !lookup.done() {
             self.get_from_files(&sv.version, &lookup_key, fill_cache, &mut lookup)?;
@@ -135,25 +158,34 @@ impl DbInner {
         lookup: &mut Lookup<'_>,
     ) -> Result<()> {
         let user_key = key::user_key(lookup_key);
-        for f in &version.files[0] {
-            if key::user_key(&f.smallest) > user_key || key::user_key(&f.largest) < user_key {
-                continue;
-            }
-            self.table_cache
-                .with_table(f.number, |t| t.get(lookup_key, fill_cache, &mut |k, v| lookup.visit(k, v)))??;
-            if lookup.done() {
-                return Ok(());
-            }
-        }
-        for level in 1..NUM_LEVELS {
-            let Some(f) = version.find_file(level, user_key) else { continue };
-            self.table_cache
-                .with_table(f.number, |t| t.get(lookup_key, fill_cache, &mut |k, v| lookup.visit(k, v)))??;
+        let l0 = version.files[0]
+            .iter()
+            .filter(|f| key::user_key(&f.smallest) <= user_key && key::user_key(&f.largest) >= user_key);
+        let deeper = (1..NUM_LEVELS).filter_map(|level| version.find_file(level, user_key));
+        for f in l0.chain(deeper) {
+            self.get_from_file(f, lookup_key, fill_cache, lookup)?;
             if lookup.done() {
                 return Ok(());
             }
         }
         Ok(())
+    }
+
+    fn get_from_file(
+        &self,
+        f: &FileMeta,
+        lookup_key: &[u8],
+        fill_cache: bool,
+        lookup: &mut Lookup<'_>,
+    ) -> Result<()> {
+        let has_range_dels = f.num_range_deletions > 0;
+        self.table_cache.with_table(f.number, |t| {
+            if has_range_dels {
+                let read_seq = key::trailer(lookup_key) >> 8;
+                lookup.cover(t.range_dels().map(|f| &**f), read_seq);
+            }
+            t.get(lookup_key, fill_cache, &mut |k, v| lookup.visit(k, v))
+        })?
     }
 
     /// Turns a finished lookup into the user's value: reads a blob, folds merge operands.
@@ -170,43 +202,46 @@ impl DbInner {
             .map(Some)
     }
 
-    /// The sequence number of the newest entry of `user_key` in `family` (put, delete or merge
-    /// operand), whatever it is, or `None` when the family holds no entry of it: what a
-    /// transaction's conflict check compares with its snapshot. Reads every source newest first
-    /// and stops at the first that holds the key.
+    /// The sequence number of the newest entry of `user_key` in `family` (put, delete, merge
+    /// operand, or range tombstone over it), whatever it is, or `None` when the family holds no
+    /// entry of it: what a transaction's conflict check compares with its snapshot. Reads every
+    /// source newest first and stops at the first that holds the key.
     pub(crate) fn newest_sequence(&self, family: &Family, user_key: &[u8]) -> Result<Option<SeqNo>> {
         let sv = family.super_version.load();
         let lookup_key = key::seek_key(user_key, key::MAX_SEQ);
         let found = std::cell::Cell::new(None);
-        let mut visit = |k: &[u8], _: &[u8]| {
-            if let Some(p) = key::parse(k).filter(|p| key::same_user_key(p.user_key, user_key)) {
-                found.set(Some(p.seq));
+        let note = |seq: Option<SeqNo>| {
+            if let Some(s) = seq {
+                found.set(Some(found.get().map_or(s, |f: SeqNo| f.max(s))));
             }
+        };
+        let newest_tombstone =
+            |f: Option<&Fragments>| f.and_then(|f| f.newest_covering(user_key, key::MAX_SEQ));
+        let mut visit = |k: &[u8], _: &[u8]| {
+            note(key::parse(k).filter(|p| key::same_user_key(p.user_key, user_key)).map(|p| p.seq));
             false
         };
-        sv.mem.get(&lookup_key, &mut visit);
-        for imm in &sv.imm {
+        for mem in std::iter::once(&sv.mem).chain(&sv.imm) {
+            if mem.has_range_dels() {
+                note(newest_tombstone(mem.range_dels().as_deref()));
+            }
+            mem.get(&lookup_key, &mut visit);
             if found.get().is_some() {
                 return Ok(found.get());
             }
-            imm.get(&lookup_key, &mut visit);
-        }
-        if found.get().is_some() {
-            return Ok(found.get());
         }
         let version = &sv.version;
-        for f in &version.files[0] {
-            if key::user_key(&f.smallest) > user_key || key::user_key(&f.largest) < user_key {
-                continue;
-            }
-            self.table_cache.with_table(f.number, |t| t.get(&lookup_key, true, &mut visit))??;
-            if found.get().is_some() {
-                return Ok(found.get());
-            }
-        }
-        for level in 1..NUM_LEVELS {
-            let Some(f) = version.find_file(level, user_key) else { continue };
-            self.table_cache.with_table(f.number, |t| t.get(&lookup_key, true, &mut visit))??;
+        let l0 = version.files[0]
+            .iter()
+            .filter(|f| key::user_key(&f.smallest) <= user_key && key::user_key(&f.largest) >= user_key);
+        let deeper = (1..NUM_LEVELS).filter_map(|level| version.find_file(level, user_key));
+        for f in l0.chain(deeper) {
+            self.table_cache.with_table(f.number, |t| {
+                if f.num_range_deletions > 0 {
+                    note(newest_tombstone(t.range_dels().map(|f| &**f)));
+                }
+                t.get(&lookup_key, true, &mut visit)
+            })??;
             if found.get().is_some() {
                 return Ok(found.get());
             }

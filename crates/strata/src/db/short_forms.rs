@@ -31,6 +31,12 @@ impl Db {
         self.delete_opt(&WriteOptions::default(), key.as_ref())
     }
 
+    /// Deletes every key in `[begin, end)` with the default [`WriteOptions`]; see
+    /// [`Db::delete_range_opt`].
+    pub fn delete_range(&self, begin: impl AsRef<[u8]>, end: impl AsRef<[u8]>) -> Result<()> {
+        self.delete_range_opt(&WriteOptions::default(), begin.as_ref(), end.as_ref())
+    }
+
     /// Adds a merge operand with the default [`WriteOptions`]; see [`Db::merge_opt`].
     pub fn merge(&self, key: impl AsRef<[u8]>, operand: impl AsRef<[u8]>) -> Result<()> {
         self.merge_opt(&WriteOptions::default(), key.as_ref(), operand.as_ref())
@@ -64,6 +70,16 @@ impl Db {
     /// [`Db::delete`] in column family `cf`.
     pub fn delete_cf(&self, cf: &ColumnFamily, key: impl AsRef<[u8]>) -> Result<()> {
         self.delete_cf_opt(cf, &WriteOptions::default(), key.as_ref())
+    }
+
+    /// [`Db::delete_range`] in column family `cf`.
+    pub fn delete_range_cf(
+        &self,
+        cf: &ColumnFamily,
+        begin: impl AsRef<[u8]>,
+        end: impl AsRef<[u8]>,
+    ) -> Result<()> {
+        self.delete_range_cf_opt(cf, &WriteOptions::default(), begin.as_ref(), end.as_ref())
     }
 
     /// [`Db::merge`] in column family `cf`.

@@ -3,6 +3,8 @@
 //! user keys and by a hash table from each user key to its newest version; see `list`),
 //! point-lookup walking and an
 //! [`InternalIterator`] over its entries, plus counters the DB uses to decide when to flush. It
+//! Range tombstones (`delete_range`) are kept beside the entries, in `range_dels`, never in the
+//! list. It
 //! must not decide visibility (snapshots, tombstones, merges are resolved by the caller), must
 //! not synchronize writers (the DB's write-group leader is the only writer), and never removes
 //! or rewrites an entry.
@@ -28,6 +30,7 @@ mod arena;
 mod hash_index;
 mod key_tree;
 mod list;
+mod range_dels;
 mod slot_hint;
 mod zeroed;
 
@@ -37,7 +40,9 @@ use std::sync::Arc;
 
 use crate::iter::InternalIterator;
 use crate::key::{self, SeqNo, ValueKind};
+use crate::range_del::{Fragments, RangeTombstone};
 use list::{EntryList, Node};
+use range_dels::RangeDels;
 pub use slot_hint::{SharedSlotHint, SlotHint};
 
 /// An in-memory sorted table of internal entries. See the module docs. Aligned so the `Arc`
@@ -52,6 +57,7 @@ pub struct MemTable {
     deletes: AtomicU64,
     first_seq: AtomicU64,
     largest_seq: AtomicU64,
+    range_dels: RangeDels,
 }
 
 /// A flag on a cache line of its own, written once and then only read: readers keep their copy
@@ -75,6 +81,7 @@ impl MemTable {
             deletes: AtomicU64::new(0),
             first_seq: AtomicU64::new(0),
             largest_seq: AtomicU64::new(0),
+            range_dels: RangeDels::default(),
         }
     }
 
@@ -84,8 +91,14 @@ impl MemTable {
     /// (the DB's write-group leader). Safe to call concurrently with readers and iterators.
     /// Breaking this is memory-safe but serializes on an internal lock and may miscount stats.
     /// REQUIRES: `(user_key, seq, kind)` was not added before (sequence numbers are unique).
+    /// A [`ValueKind::RangeDelete`] (`user_key` its begin, `value` its end) goes to the range
+    /// tombstones, not the list.
     pub fn add(&self, seq: SeqNo, kind: ValueKind, user_key: &[u8], value: &[u8]) {
-        self.list.insert(user_key, key::pack_trailer(seq, kind as u8), value);
+        if kind == ValueKind::RangeDelete {
+            self.range_dels.add(seq, user_key, value);
+        } else {
+            self.list.insert(user_key, key::pack_trailer(seq, kind as u8), value);
+        }
         // Load + store rather than read-modify-write: there is a single writer, and readers
         // only need approximate, eventually exact values.
         let n = self.entries.load(Ordering::Relaxed);
@@ -127,6 +140,22 @@ impl MemTable {
         }
     }
 
+    /// Whether a range tombstone was added (one load: the read path's branch).
+    #[inline]
+    pub fn has_range_dels(&self) -> bool {
+        self.range_dels.any()
+    }
+
+    /// The range tombstones, fragmented; `None` when there are none.
+    pub fn range_dels(&self) -> Option<Arc<Fragments>> {
+        self.range_dels.fragments()
+    }
+
+    /// The range tombstones as written (what a flush writes to its table).
+    pub fn range_tombstones(&self) -> Vec<RangeTombstone> {
+        self.range_dels.raw()
+    }
+
     /// An iterator over every entry; it keeps this memtable alive.
     pub fn iter(self: &Arc<Self>) -> MemTableIterator {
         MemTableIterator { mem: Arc::clone(self), node: None }
@@ -140,7 +169,7 @@ impl MemTable {
 
     /// Bytes of entry storage used so far, including node links and arena padding.
     pub fn approximate_memory_usage(&self) -> usize {
-        self.list.memory_usage()
+        self.list.memory_usage() + self.range_dels.memory_usage()
     }
 
     /// Number of distinct user keys added.
@@ -148,7 +177,7 @@ impl MemTable {
         self.list.distinct_keys()
     }
 
-    /// Number of entries added.
+    /// Number of entries added (range tombstones included).
     pub fn num_entries(&self) -> u64 {
         self.entries.load(Ordering::Relaxed)
     }

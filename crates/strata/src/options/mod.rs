@@ -5,12 +5,14 @@
 //! [`table`] (names, aliases, parsing and formatting: `Options::set`, `Options::get`), value
 //! syntax in `value.rs`; the options file's layout is `db/options_file.rs`'s.
 
+mod prefix;
 pub mod table;
 mod value;
 
 use std::fmt;
 use std::sync::Arc;
 
+pub use prefix::PrefixExtractor;
 pub use table::Scope;
 
 use crate::compaction_filter::CompactionFilter;
@@ -72,6 +74,11 @@ pub struct Options {
     pub block_restart_interval: usize,
     /// Bloom filter bits per key; 0 disables filters (default 10).
     pub bloom_bits_per_key: u32,
+    /// Adds each key's prefix to the tables' bloom filters, so an iterator with
+    /// `ReadOptions::prefix` (at least as long as the prefix) skips tables holding none of it
+    /// (RocksDB's `prefix_extractor`; default none). Needs `bloom_bits_per_key > 0`; tables
+    /// written with another extractor, or none, are simply not skipped.
+    pub prefix_extractor: Option<PrefixExtractor>,
     /// Block cache capacity in bytes (default 32 MiB).
     pub cache_size: usize,
     /// Compression per level, indexed by level; the last entry applies to deeper levels
@@ -228,6 +235,7 @@ impl Default for Options {
             block_size: 4096,
             block_restart_interval: 8,
             bloom_bits_per_key: 10,
+            prefix_extractor: None,
             cache_size: 32 << 20,
             compression_per_level: vec![Compression::None, Compression::None, Compression::Snappy],
             blob_compression: Compression::Snappy,
@@ -322,6 +330,9 @@ impl Options {
         }
         if self.bloom_bits_per_key > 64 {
             return Err(invalid("bloom_bits_per_key", "must be at most 64"));
+        }
+        if self.prefix_extractor.is_some_and(|p| p.is_empty() || p.len() > crate::batch::MAX_KEY_LEN) {
+            return Err(invalid("prefix_extractor", "length must be between 1 and the key size limit"));
         }
         if !(0.0..=1.0).contains(&self.blob_gc_age_cutoff) {
             return Err(invalid("blob_gc_age_cutoff", "must be between 0 and 1"));

@@ -121,6 +121,7 @@ static TABLE: &[OptionDef] = &[
     field!(block_size, ColumnFamily),
     field!(block_restart_interval, ColumnFamily),
     field!(bloom_bits_per_key, ColumnFamily, "bloom_bits"),
+    field!(prefix_extractor, ColumnFamily),
     OptionDef {
         name: "merge_operator",
         aliases: &[],
@@ -357,6 +358,7 @@ mod tests {
             block_size: 16 << 10,
             block_restart_interval: 4,
             bloom_bits_per_key: 12,
+            prefix_extractor: Some(crate::options::PrefixExtractor::Capped(5)),
             cache_size: 7 << 20,
             compression_per_level: vec![Compression::None, Compression::Lz4, Compression::Zstd],
             blob_compression: Compression::Lz4,
@@ -418,6 +420,7 @@ mod tests {
             block_size,
             block_restart_interval,
             bloom_bits_per_key,
+            prefix_extractor,
             cache_size,
             compression_per_level,
             blob_compression,

@@ -1,5 +1,6 @@
 //! Writes one SST file from internal keys added in order: data blocks (compressed when it pays),
-//! the bloom filter, the properties block, the index block and the footer, then fdatasync.
+//! the range-deletion block (when range tombstones were added), the bloom filter, the
+//! properties block, the index block and the footer, then fdatasync.
 //!
 //! This module owns the write path only. It must not decide file names, levels or when to cut a
 //! file; callers do. It never writes a file that claims more than was added: after any error the
@@ -10,6 +11,8 @@ use std::cmp::Ordering;
 use crate::error::{Error, Result};
 use crate::fs::{BufferedWriter, WritableFile};
 use crate::key::{self, ValueKind};
+use crate::options::PrefixExtractor;
+use crate::range_del::{self, RangeTombstone};
 use crate::util::coding;
 use crate::util::compress::Compression;
 use crate::util::compress::Compressor;
@@ -17,7 +20,10 @@ use crate::util::kill_point::kill_point;
 
 use super::block::BlockBuilder;
 use super::bloom::BloomBuilder;
-use super::format::{block_trailer, BlockHandle, Footer, TableProperties, BLOCK_TRAILER_LEN};
+use super::format::{
+    block_trailer, BlockHandle, Footer, TableProperties, BLOCK_TRAILER_LEN, FORMAT_VERSION,
+    PLAIN_FORMAT_VERSION,
+};
 
 /// How a table is laid out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -30,6 +36,8 @@ pub struct TableBuilderOptions {
     pub bloom_bits_per_key: u32,
     /// Compression for data blocks.
     pub compression: Compression,
+    /// Adds each key's prefix to the bloom filter too.
+    pub prefix_extractor: Option<PrefixExtractor>,
 }
 
 impl Default for TableBuilderOptions {
@@ -39,6 +47,7 @@ impl Default for TableBuilderOptions {
             restart_interval: 16,
             bloom_bits_per_key: 10,
             compression: Compression::None,
+            prefix_extractor: None,
         }
     }
 }
@@ -52,9 +61,12 @@ pub struct TableSummary {
     pub num_entries: u64,
     /// Entries of kind `Delete`.
     pub num_deletions: u64,
-    /// Smallest internal key.
+    /// Range tombstones in the range-deletion block.
+    pub num_range_deletions: u64,
+    /// Smallest internal key, or the smallest bound of a range tombstone when that is lower
+    /// (`range_del::widen_bounds`).
     pub smallest: Vec<u8>,
-    /// Largest internal key.
+    /// Largest internal key, or the largest bound of a range tombstone when that is higher.
     pub largest: Vec<u8>,
     /// Smallest sequence number.
     pub smallest_seq: u64,
@@ -69,6 +81,8 @@ pub struct TableBuilder {
     data: BlockBuilder,
     index: BlockBuilder,
     bloom: Option<BloomBuilder>,
+    /// The last prefix added to the bloom filter (keys sharing it add it once).
+    last_prefix: Option<Vec<u8>>,
     /// Handle of the last flushed data block, indexed once the next key shows a separator.
     pending_index: Option<BlockHandle>,
     last_key: Vec<u8>,
@@ -78,6 +92,7 @@ pub struct TableBuilder {
     scratch: Vec<u8>,
     compressor: Compressor,
     handle_buf: Vec<u8>,
+    range_dels: Vec<RangeTombstone>,
     failed: bool,
 }
 
@@ -87,6 +102,11 @@ impl TableBuilder {
         let props = TableProperties {
             compression: opts.compression,
             bloom_bits_per_key: opts.bloom_bits_per_key,
+            // The filter holds prefixes only when there is a filter.
+            prefix_extractor: opts
+                .prefix_extractor
+                .filter(|_| opts.bloom_bits_per_key > 0)
+                .map_or(0, |p| p.code()),
             ..TableProperties::default()
         };
         Self {
@@ -95,6 +115,7 @@ impl TableBuilder {
             // Index entries are looked up by binary search alone, so every entry is a restart.
             index: BlockBuilder::new(1),
             bloom: (opts.bloom_bits_per_key > 0).then(|| BloomBuilder::new(opts.bloom_bits_per_key)),
+            last_prefix: None,
             opts,
             pending_index: None,
             last_key: Vec::new(),
@@ -103,6 +124,7 @@ impl TableBuilder {
             scratch: Vec::new(),
             compressor: Compressor::new(),
             handle_buf: Vec::new(),
+            range_dels: Vec::new(),
             failed: false,
         }
     }
@@ -122,7 +144,13 @@ impl TableBuilder {
             self.scratch = sep;
         }
         if let Some(b) = &mut self.bloom {
-            b.add_key(key::user_key(ikey));
+            let user_key = key::user_key(ikey);
+            b.add_key(user_key);
+            let prefix = self.opts.prefix_extractor.and_then(|p| p.prefix_of(user_key));
+            if let Some(prefix) = prefix.filter(|p| self.last_prefix.as_deref() != Some(*p)) {
+                b.add_key(prefix);
+                self.last_prefix = Some(prefix.to_vec());
+            }
         }
         self.note_entry(ikey, value);
         self.data.add(ikey, value);
@@ -130,6 +158,17 @@ impl TableBuilder {
             return self.guard(Self::flush_data_block);
         }
         Ok(())
+    }
+
+    /// The last internal key added (empty before the first).
+    pub fn last_key(&self) -> &[u8] {
+        &self.last_key
+    }
+
+    /// Adds range tombstones, written to the range-deletion block at `finish` (in any order,
+    /// before or after the entries). The table's bounds and sequence range grow to cover them.
+    pub fn add_range_dels(&mut self, tombstones: impl IntoIterator<Item = RangeTombstone>) {
+        self.range_dels.extend(tombstones.into_iter().filter(|t| t.begin < t.end));
     }
 
     fn check_usable(&self) -> Result<()> {
@@ -199,11 +238,12 @@ impl TableBuilder {
         self.w.offset() + self.data.size_estimate() as u64 + self.index.size_estimate() as u64
     }
 
-    /// Writes the remaining blocks and the footer and syncs the file. A table with no entries is
-    /// refused with `InvalidArgument` (it would have no smallest or largest key).
+    /// Writes the remaining blocks and the footer and syncs the file. A table with neither
+    /// entries nor range tombstones is refused with `InvalidArgument` (it would have no smallest
+    /// or largest key).
     pub fn finish(mut self) -> Result<TableSummary> {
         self.check_usable()?;
-        if self.props.num_entries == 0 {
+        if self.props.num_entries == 0 && self.range_dels.is_empty() {
             return Err(Error::InvalidArgument("cannot finish an sst with no entries".into()));
         }
         self.flush_data_block()?;
@@ -212,6 +252,9 @@ impl TableBuilder {
             short_successor(&self.last_key, &mut succ);
             self.add_index_entry(&succ, h);
         }
+        let mut smallest = std::mem::take(&mut self.smallest);
+        let mut largest = std::mem::take(&mut self.last_key);
+        let version = self.write_range_dels(&mut smallest, &mut largest)?;
         let filter = match &self.bloom {
             Some(b) => write_block(&mut self.w, Compression::None, &b.finish())?,
             None => BlockHandle { offset: 0, size: 0 },
@@ -220,7 +263,7 @@ impl TableBuilder {
         self.props.index_size = (self.index.size_estimate() + BLOCK_TRAILER_LEN) as u64;
         let properties = write_block(&mut self.w, Compression::None, &self.props.encode())?;
         let index = write_block(&mut self.w, Compression::None, self.index.finish())?;
-        self.w.write(&Footer { filter, index, properties }.encode())?;
+        self.w.write(&Footer { filter, index, properties }.encode_version(version))?;
         kill_point("table.finish.before_sync");
         let file_size = self.w.finish()?;
         kill_point("table.finish.after_sync");
@@ -229,11 +272,33 @@ impl TableBuilder {
             file_size,
             num_entries: p.num_entries,
             num_deletions: p.num_deletions,
-            smallest: self.smallest,
-            largest: self.last_key,
+            num_range_deletions: p.num_range_deletions,
+            smallest,
+            largest,
             smallest_seq: p.smallest_seq,
             largest_seq: p.largest_seq,
         })
+    }
+
+    /// Writes the range-deletion block, if there are tombstones, and widens the bounds and
+    /// sequence range over them; returns the footer's format version.
+    fn write_range_dels(&mut self, smallest: &mut Vec<u8>, largest: &mut Vec<u8>) -> Result<u32> {
+        if self.range_dels.is_empty() {
+            return Ok(PLAIN_FORMAT_VERSION);
+        }
+        let (contents, count) = range_del::block::encode(&self.range_dels);
+        let h = write_block(&mut self.w, Compression::None, &contents)?;
+        let p = &mut self.props;
+        p.num_range_deletions = count as u64;
+        p.range_del_offset = h.offset;
+        p.range_del_size = h.size;
+        range_del::widen_bounds(
+            smallest,
+            largest,
+            (&mut p.smallest_seq, &mut p.largest_seq),
+            &self.range_dels,
+        );
+        Ok(FORMAT_VERSION)
     }
 }
 

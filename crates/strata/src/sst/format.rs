@@ -14,8 +14,14 @@ use crate::util::{compress, crc};
 use super::block::{Block, BlockBuilder};
 use crate::iter::InternalIterator;
 
-/// The SST format version this build writes and the newest it reads.
-pub const FORMAT_VERSION: u32 = 1;
+/// The newest SST format version this build reads, and the one it writes for a table holding
+/// range tombstones (a range-deletion block, listed in the properties). A reader of version 1
+/// would not know the block and would resurrect the keys it deletes, so such a table must be
+/// refused by it rather than misread.
+pub const FORMAT_VERSION: u32 = 2;
+/// The version written for a table without range tombstones: version 1, byte for byte, so
+/// that a database that never deletes a range stays readable by builds before version 2.
+pub const PLAIN_FORMAT_VERSION: u32 = 1;
 /// The last 8 bytes of every SST file ("STRATASS" read as little-endian u64 bytes).
 pub const MAGIC: u64 = u64::from_le_bytes(*b"STRATASS");
 /// Bytes after each block: compression type (1) + masked CRC32C (4).
@@ -162,14 +168,19 @@ pub struct Footer {
 }
 
 impl Footer {
-    /// Encodes the footer ([`FOOTER_LEN`] bytes).
+    /// Encodes the footer ([`FOOTER_LEN`] bytes) of a table without range tombstones.
     pub fn encode(&self) -> Vec<u8> {
+        self.encode_version(PLAIN_FORMAT_VERSION)
+    }
+
+    /// Encodes the footer with format version `version`.
+    pub fn encode_version(&self, version: u32) -> Vec<u8> {
         let mut out = Vec::with_capacity(FOOTER_LEN);
         self.filter.encode_to(&mut out);
         self.index.encode_to(&mut out);
         self.properties.encode_to(&mut out);
         out.resize(HANDLES_LEN, 0);
-        coding::put_u32(&mut out, FORMAT_VERSION);
+        coding::put_u32(&mut out, version);
         let c = crc::mask(crc::crc32c(&out));
         coding::put_u32(&mut out, c);
         coding::put_u64(&mut out, MAGIC);
@@ -234,6 +245,14 @@ pub struct TableProperties {
     pub compression: Compression,
     /// Bloom filter bits per key (0: no filter).
     pub bloom_bits_per_key: u32,
+    /// `PrefixExtractor::code` of the extractor whose prefixes the filter also holds (0: none).
+    pub prefix_extractor: u64,
+    /// Range tombstones in the range-deletion block (0: no such block; a version-1 table).
+    pub num_range_deletions: u64,
+    /// Offset of the range-deletion block (when `num_range_deletions > 0`).
+    pub range_del_offset: u64,
+    /// Size of the range-deletion block's contents, trailer excluded.
+    pub range_del_size: u64,
 }
 
 impl Default for TableProperties {
@@ -251,13 +270,41 @@ impl Default for TableProperties {
             largest_seq: 0,
             compression: Compression::None,
             bloom_bits_per_key: 0,
+            prefix_extractor: 0,
+            num_range_deletions: 0,
+            range_del_offset: 0,
+            range_del_size: 0,
         }
     }
 }
 
 impl TableProperties {
-    fn fields(&self) -> [(&'static str, u64); 12] {
+    /// The range-deletion block's handle, when the table has one.
+    pub fn range_del_handle(&self) -> Option<BlockHandle> {
+        (self.num_range_deletions > 0)
+            .then_some(BlockHandle { offset: self.range_del_offset, size: self.range_del_size })
+    }
+
+    fn fields(&self) -> Vec<(&'static str, u64)> {
+        let mut fields = self.plain_fields().to_vec();
+        // Only in tables with range tombstones, so that others stay version 1 byte for byte.
+        if self.num_range_deletions > 0 {
+            fields.extend([
+                ("strata.num_range_deletions", self.num_range_deletions),
+                ("strata.range_del_offset", self.range_del_offset),
+                ("strata.range_del_size", self.range_del_size),
+            ]);
+        }
+        // Only when set: tables without an extractor keep their old bytes.
+        if self.prefix_extractor != 0 {
+            fields.push(("strata.prefix_extractor", self.prefix_extractor));
+        }
         // Sorted by name: the properties block is a block, and blocks hold sorted keys.
+        fields.sort_unstable_by_key(|&(name, _)| name);
+        fields
+    }
+
+    fn plain_fields(&self) -> [(&'static str, u64); 12] {
         [
             ("strata.bloom_bits_per_key", u64::from(self.bloom_bits_per_key)),
             ("strata.compression", self.compression as u64),
@@ -314,6 +361,7 @@ impl TableProperties {
                     .ok_or_else(|| Error::corruption("properties: unknown compression"))?
             }
             b"strata.data_size" => self.data_size = v,
+            b"strata.prefix_extractor" => self.prefix_extractor = v,
             b"strata.filter_size" => self.filter_size = v,
             b"strata.index_size" => self.index_size = v,
             b"strata.largest_seq" => self.largest_seq = v,
@@ -323,6 +371,9 @@ impl TableProperties {
             b"strata.raw_key_bytes" => self.raw_key_bytes = v,
             b"strata.raw_value_bytes" => self.raw_value_bytes = v,
             b"strata.smallest_seq" => self.smallest_seq = v,
+            b"strata.num_range_deletions" => self.num_range_deletions = v,
+            b"strata.range_del_offset" => self.range_del_offset = v,
+            b"strata.range_del_size" => self.range_del_size = v,
             _ => {}
         }
         Ok(())
@@ -351,11 +402,14 @@ mod tests {
             assert!(e.is_corruption() || matches!(e, Error::UnsupportedVersion { .. }), "byte {i}");
         }
         let mut newer = bytes.clone();
-        newer[HANDLES_LEN..HANDLES_LEN + 4].copy_from_slice(&2u32.to_le_bytes());
+        newer[HANDLES_LEN..HANDLES_LEN + 4].copy_from_slice(&3u32.to_le_bytes());
         assert!(matches!(
             Footer::decode(&newer, 1),
-            Err(Error::UnsupportedVersion { what: "sst", found: 2, .. })
+            Err(Error::UnsupportedVersion { what: "sst", found: 3, supported: 2 })
         ));
+        let v2 = f.encode_version(FORMAT_VERSION);
+        assert_eq!(&v2[HANDLES_LEN..HANDLES_LEN + 4], &2u32.to_le_bytes());
+        assert_eq!(Footer::decode(&v2, 1).unwrap(), f);
     }
 
     #[test]
@@ -373,8 +427,21 @@ mod tests {
             largest_seq: 99,
             compression: Compression::Lz4,
             bloom_bits_per_key: 10,
+            prefix_extractor: (1 << 32) | 6,
+            num_range_deletions: 0,
+            range_del_offset: 0,
+            range_del_size: 0,
         };
         assert_eq!(TableProperties::decode(p.encode()).unwrap(), p);
+        let with_range_dels = TableProperties {
+            num_range_deletions: 3,
+            range_del_offset: 8000,
+            range_del_size: 64,
+            ..p.clone()
+        };
+        let bytes = with_range_dels.encode();
+        assert!(bytes.len() > p.encode().len());
+        assert_eq!(TableProperties::decode(bytes).unwrap(), with_range_dels);
     }
 
     #[test]

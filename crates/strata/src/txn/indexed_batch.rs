@@ -129,6 +129,18 @@ impl WriteBatchWithIndex {
         self.record(DEFAULT_FAMILY, key.as_ref(), IndexedOp::Delete)
     }
 
+    /// Refuses a range deletion with [`Error::NotSupported`], as RocksDB's
+    /// `WriteBatchWithIndex::DeleteRange` does: the batch's index answers reads key by key and
+    /// could not hide the keys of a range. The batch is left unchanged. Write a range
+    /// deletion with [`Db::delete_range`](crate::Db::delete_range) or a plain
+    /// [`WriteBatch::delete_range`].
+    pub fn delete_range(&mut self, begin: impl AsRef<[u8]>, end: impl AsRef<[u8]>) -> Result<()> {
+        let (begin, end) = (begin.as_ref(), end.as_ref());
+        Err(Error::NotSupported(format!(
+            "range deletion [{begin:?}, {end:?}) in a WriteBatchWithIndex; use Db::delete_range"
+        )))
+    }
+
     /// Adds a merge operand for `key` in the default family; reads fold it with the family's
     /// merge operator.
     ///

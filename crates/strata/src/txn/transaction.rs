@@ -250,6 +250,13 @@ impl Transaction {
         Ok(())
     }
 
+    /// Refuses a range deletion with [`Error::NotSupported`]: a transaction buffers its writes
+    /// in a [`WriteBatchWithIndex`](crate::txn::WriteBatchWithIndex), which cannot hold one
+    /// (as in RocksDB). Nothing is buffered or locked.
+    pub fn delete_range(&mut self, begin: &[u8], end: &[u8]) -> Result<()> {
+        self.buffer.delete_range(begin, end)
+    }
+
     /// Buffers a merge operand for `key`.
     pub fn merge(&mut self, key: &[u8], operand: &[u8]) -> Result<()> {
         self.track(None, key)?;

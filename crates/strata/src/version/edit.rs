@@ -24,6 +24,10 @@ mod tag {
     pub const ADD_COLUMN_FAMILY: u64 = 12;
     pub const DROP_COLUMN_FAMILY: u64 = 13;
     pub const MAX_COLUMN_FAMILY: u64 = 14;
+    /// A `NEW_FILE` holding range tombstones: its fields, then their count. Written only for
+    /// such a file, so a build without range deletions refuses the MANIFEST (an unknown tag)
+    /// instead of reading the file as if it deleted nothing.
+    pub const NEW_FILE_WITH_RANGE_DELS: u64 = 15;
 }
 
 /// Edits of the default column family carry no `COLUMN_FAMILY` tag.
@@ -48,6 +52,8 @@ pub struct FileMeta {
     pub num_entries: u64,
     /// Tombstones in the file.
     pub num_deletions: u64,
+    /// Range tombstones in the file's range-deletion block (its bounds cover them).
+    pub num_range_deletions: u64,
 }
 
 /// A blob file as the MANIFEST records it.
@@ -229,6 +235,15 @@ impl VersionEdit {
                 let level = level(r)?;
                 self.new_files.push((level, decode_new_file(r)?));
             }
+            tag::NEW_FILE_WITH_RANGE_DELS => {
+                let level = level(r)?;
+                let mut f = decode_new_file(r)?;
+                f.num_range_deletions = r.varint().ok_or_else(|| short("range deletion count"))?;
+                if f.num_range_deletions == 0 {
+                    return Err("a file with range deletions counts none".to_string());
+                }
+                self.new_files.push((level, f));
+            }
             tag::NEW_BLOB_FILE => {
                 let [number, file_size, total_count, total_bytes] =
                     varints(r).ok_or_else(|| short("new blob file"))?;
@@ -288,10 +303,14 @@ fn level(r: &mut Reader<'_>) -> std::result::Result<u32, String> {
 }
 
 fn encode_new_file(dst: &mut Vec<u8>, level: u32, f: &FileMeta) {
-    put_varints(dst, &[tag::NEW_FILE, u64::from(level), f.number, f.file_size]);
+    let t = if f.num_range_deletions > 0 { tag::NEW_FILE_WITH_RANGE_DELS } else { tag::NEW_FILE };
+    put_varints(dst, &[t, u64::from(level), f.number, f.file_size]);
     coding::put_length_prefixed(dst, &f.smallest);
     coding::put_length_prefixed(dst, &f.largest);
     put_varints(dst, &[f.smallest_seq, f.largest_seq, f.num_entries, f.num_deletions]);
+    if f.num_range_deletions > 0 {
+        coding::put_varint(dst, f.num_range_deletions);
+    }
 }
 
 fn decode_new_file(r: &mut Reader<'_>) -> std::result::Result<FileMeta, String> {
@@ -309,6 +328,7 @@ fn decode_new_file(r: &mut Reader<'_>) -> std::result::Result<FileMeta, String> 
         largest_seq,
         num_entries,
         num_deletions,
+        num_range_deletions: 0,
     })
 }
 
@@ -340,19 +360,36 @@ mod tests {
             last_sequence: Some(1 << 50),
             compact_cursors: vec![(1, b"cursor\x01\0\0\0\0\0\0\0".to_vec())],
             deleted_files: vec![(0, 7), (6, 8)],
-            new_files: vec![(
-                2,
-                FileMeta {
-                    number: 33,
-                    file_size: 4 << 20,
-                    smallest: b"a\x01\0\0\0\0\0\0\x09".to_vec(),
-                    largest: b"z\x01\0\0\0\0\0\0\x10".to_vec(),
-                    smallest_seq: 9,
-                    largest_seq: 16,
-                    num_entries: 1000,
-                    num_deletions: 3,
-                },
-            )],
+            new_files: vec![
+                (
+                    2,
+                    FileMeta {
+                        number: 33,
+                        file_size: 4 << 20,
+                        smallest: b"a\x01\0\0\0\0\0\0\x09".to_vec(),
+                        largest: b"z\x01\0\0\0\0\0\0\x10".to_vec(),
+                        smallest_seq: 9,
+                        largest_seq: 16,
+                        num_entries: 1000,
+                        num_deletions: 3,
+                        num_range_deletions: 0,
+                    },
+                ),
+                (
+                    0,
+                    FileMeta {
+                        number: 35,
+                        file_size: 300,
+                        smallest: b"b\x04\xff\xff\xff\xff\xff\xff\xff".to_vec(),
+                        largest: b"c\x04\xff\xff\xff\xff\xff\xff\xff".to_vec(),
+                        smallest_seq: 20,
+                        largest_seq: 20,
+                        num_entries: 0,
+                        num_deletions: 0,
+                        num_range_deletions: 1,
+                    },
+                ),
+            ],
             new_blob_files: vec![BlobFileMeta {
                 number: 34,
                 file_size: 1 << 30,
@@ -435,7 +472,7 @@ mod tests {
     }
 
     fn file_meta() -> impl Strategy<Value = FileMeta> {
-        (any::<[u64; 6]>(), ikey(), ikey()).prop_map(|(n, smallest, largest)| FileMeta {
+        (any::<[u64; 7]>(), ikey(), ikey()).prop_map(|(n, smallest, largest)| FileMeta {
             number: n[0],
             file_size: n[1],
             smallest,
@@ -444,6 +481,8 @@ mod tests {
             largest_seq: n[3],
             num_entries: n[4],
             num_deletions: n[5],
+            // Mostly files without range deletions, as in real MANIFESTs.
+            num_range_deletions: if n[6] % 3 == 0 { n[6] / 3 } else { 0 },
         })
     }
 

@@ -42,6 +42,8 @@ pub struct Version {
     pub blob_files: BTreeMap<u64, Arc<BlobFileState>>,
     /// Pending compaction bytes, computed once per version (every write checks it).
     pending_bytes: OnceLock<u64>,
+    /// Files holding range tombstones: while 0, reads skip every range-deletion step.
+    range_del_files: usize,
 }
 
 fn corrupt(msg: String) -> Error {
@@ -89,7 +91,14 @@ impl Version {
         Ok(next)
     }
 
+    /// Whether some file holds range tombstones.
+    #[inline]
+    pub fn has_range_dels(&self) -> bool {
+        self.range_del_files > 0
+    }
+
     fn sort_and_check(&mut self) -> Result<()> {
+        self.range_del_files = self.files.iter().flatten().filter(|f| f.num_range_deletions > 0).count();
         self.files[0].sort_by(|a, b| b.largest_seq.cmp(&a.largest_seq).then(b.number.cmp(&a.number)));
         for level in 1..NUM_LEVELS {
             let files = &mut self.files[level];
@@ -190,6 +199,7 @@ mod tests {
             largest_seq: seq,
             num_entries: 1,
             num_deletions: 0,
+            num_range_deletions: 0,
         }
     }
 

@@ -16,6 +16,7 @@ use crate::error::{Error, Result};
 use crate::iter::merging::MergingIterator;
 use crate::iter::InternalIterator;
 use crate::options::NUM_LEVELS;
+use crate::range_del::RangeTombstone;
 use crate::version::edit::VersionEdit;
 use crate::version::version::Version;
 
@@ -87,6 +88,7 @@ impl DbInner {
                 bottommost: c.bottommost,
                 snapshots: self.snapshots.sequences(),
                 relocate_blob_files: blob_files_to_relocate(&version, family.opts.blob_gc_age_cutoff, manual),
+                range_dels: self.compaction_range_dels(c)?,
             };
             let mut input = self.compaction_input(c)?;
             let new_file_number = || self.versions.lock().new_file_number();
@@ -159,6 +161,17 @@ impl DbInner {
             children.push(Box::new(self.table_cache.table(f.number)?.iter_whole_file()));
         }
         Ok(MergingIterator::new(children))
+    }
+
+    /// The range tombstones of the compaction's input tables.
+    fn compaction_range_dels(&self, c: &Compaction) -> Result<Vec<RangeTombstone>> {
+        let mut out = Vec::new();
+        for (_, f) in c.all_inputs().filter(|(_, f)| f.num_range_deletions > 0) {
+            if let Some(frags) = self.table_cache.table(f.number)?.range_dels() {
+                out.extend(frags.tombstones());
+            }
+        }
+        Ok(out)
     }
 
     /// Compacts every level's files overlapping `[start, end]` into the level below, top-down,

@@ -54,6 +54,7 @@ impl DbInner {
             bottommost: false,
             snapshots: self.snapshots.sequences(),
             relocate_blob_files: HashSet::new(),
+            range_dels: mem.range_tombstones(),
         };
         let mut input = mem.iter();
         let new_file_number = || self.versions.lock().new_file_number();

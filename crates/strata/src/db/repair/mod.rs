@@ -458,11 +458,21 @@ fn scan_table(fs: &dyn FileSystem, dir: &Path, number: u64) -> Result<TableInfo>
                 r.1 += ptr.size;
             }
             ValueKind::Put | ValueKind::Merge => {}
+            ValueKind::RangeDelete => {
+                return Err(corrupt_table(number, "a range deletion among the entries"))
+            }
         }
         it.next();
     }
     it.status()?;
-    if meta.num_entries == 0 {
+    // The tombstones widen the bounds, so the new MANIFEST places the table where they apply.
+    if let Some(frags) = table.range_dels() {
+        let tombstones: Vec<_> = frags.tombstones().collect();
+        let seqs = (&mut meta.smallest_seq, &mut meta.largest_seq);
+        crate::range_del::widen_bounds(&mut meta.smallest, &mut meta.largest, seqs, &tombstones);
+        meta.num_range_deletions = table.properties().num_range_deletions;
+    }
+    if meta.num_entries == 0 && meta.num_range_deletions == 0 {
         return Err(corrupt_table(number, "no entries"));
     }
     if meta.num_entries != expected {

@@ -72,9 +72,12 @@ impl Repair {
         bottommost: bool,
     ) -> Result<Vec<u64>> {
         let mut children: Vec<Box<dyn InternalIterator>> = Vec::with_capacity(inputs.len());
+        let mut range_dels = Vec::new();
         for t in inputs {
             let file = self.fs.open_random_unmapped(&filenames::table(&self.dir, t.meta.number))?;
-            children.push(Box::new(Arc::new(Table::open(file, t.meta.number, None)?).iter_whole_file()));
+            let table = Arc::new(Table::open(file, t.meta.number, None)?);
+            range_dels.extend(table.range_dels().into_iter().flat_map(|f| f.tombstones()));
+            children.push(Box::new(table.iter_whole_file()));
         }
         let spec = OutputSpec {
             level,
@@ -82,6 +85,7 @@ impl Repair {
             bottommost,
             snapshots: Vec::new(),
             relocate_blob_files: Default::default(),
+            range_dels,
         };
         let new_file_number = || db.versions.lock().new_file_number();
         let out =

@@ -114,6 +114,7 @@ impl Repair {
             bottommost: false,
             snapshots: Vec::new(),
             relocate_blob_files: Default::default(),
+            range_dels: mem.range_tombstones(),
         };
         let new_file_number = || db.versions.lock().new_file_number();
         let out = job::run(&db.job_env(&db.default, &new_file_number), &mut mem.iter(), &spec)?;

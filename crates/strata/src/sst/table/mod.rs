@@ -1,5 +1,6 @@
-//! Reading an SST file: [`Table`] pins the footer, index block, filter and properties in memory
-//! and serves point lookups and two-level iterators, fetching data blocks through the block cache.
+//! Reading an SST file: [`Table`] pins the footer, index block, filter, properties and range
+//! tombstones in memory and serves point lookups and two-level iterators, fetching data blocks
+//! through the block cache.
 //!
 //! This module owns the read path of one file. It must not merge tables, hide versions or
 //! interpret values; and it must never return bytes that failed verification: every bad block is
@@ -13,6 +14,8 @@ use crate::error::{Error, Result};
 use crate::fs::{RandomAccessFile, SequentialHint};
 use crate::iter::InternalIterator;
 use crate::key;
+use crate::options::PrefixExtractor;
+use crate::range_del::{self, Fragments};
 use crate::util::prefetch::prefetch_read;
 use crate::util::verified::VerifiedOffsets;
 
@@ -51,6 +54,8 @@ pub struct Table {
     /// prefix falls strictly between two entries' prefixes knows its block without reading the
     /// index block (one dependent cache miss less per table probed). 16 bytes per data block.
     index_handles: Option<Vec<BlockHandle>>,
+    /// The range tombstones of the range-deletion block, fragmented; `None` without one.
+    range_dels: Option<Arc<Fragments>>,
     /// What the fields above hold in memory, charged to the block cache for as long as the
     /// table is open, so that the cache's capacity bounds the metadata of a database too large
     /// for memory as well as its data blocks.
@@ -108,6 +113,10 @@ impl Table {
         if filter.is_some() {
             data_end = data_end.min(footer.filter.offset);
         }
+        let range_dels = Self::read_range_dels(&*file, file_number, &props)?;
+        if let Some(h) = props.range_del_handle() {
+            data_end = data_end.min(h.offset);
+        }
         let verified = match file.mapped() {
             Some(_) => VerifiedOffsets::new(data_end, VERIFIED_GRANULE),
             None => VerifiedOffsets::none(),
@@ -117,7 +126,8 @@ impl Table {
         let pinned = index.charge()
             + filter.as_ref().map_or(0, BloomFilter::size)
             + index_prefixes.as_ref().map_or(0, PrefixIndex::memory_usage)
-            + index_handles.as_ref().map_or(0, |h| h.capacity() * std::mem::size_of::<BlockHandle>());
+            + index_handles.as_ref().map_or(0, |h| h.capacity() * std::mem::size_of::<BlockHandle>())
+            + props.range_del_size as usize;
         let _charge = cache.as_ref().map(|c| c.pin(pinned));
         Ok(Table {
             file,
@@ -131,8 +141,37 @@ impl Table {
             verified,
             index_prefixes,
             index_handles,
+            range_dels,
             _charge,
         })
+    }
+
+    /// Reads, checks and fragments the range-deletion block the properties list, if any.
+    fn read_range_dels(
+        file: &dyn RandomAccessFile,
+        file_number: u64,
+        props: &TableProperties,
+    ) -> Result<Option<Arc<Fragments>>> {
+        let Some(h) = props.range_del_handle() else { return Ok(None) };
+        let tombstones = range_del::block::decode(read_block(file, file_number, &h)?)
+            .map_err(|e| annotate(e, file_number, &h))?;
+        if tombstones.len() as u64 != props.num_range_deletions {
+            return Err(annotate(
+                Error::corruption(format!(
+                    "{} range tombstones, the properties say {}",
+                    tombstones.len(),
+                    props.num_range_deletions
+                )),
+                file_number,
+                &h,
+            ));
+        }
+        Ok(Some(Arc::new(Fragments::new(tombstones))))
+    }
+
+    /// The table's range tombstones, fragmented; `None` when it has none.
+    pub fn range_dels(&self) -> Option<&Arc<Fragments>> {
+        self.range_dels.as_ref()
     }
 
     /// Every index entry's block handle, in order; `None` if one does not decode (lookups then
@@ -171,6 +210,15 @@ impl Table {
     /// False only if no entry of `user_key` is in the table (true without a filter).
     pub fn may_contain(&self, user_key: &[u8]) -> bool {
         self.filter.as_ref().is_none_or(|f| f.may_contain(user_key))
+    }
+
+    /// False only if no key starting with `wanted` is in the table: the filter holds the
+    /// prefixes of `extractor` and `wanted` is at least a prefix long (true otherwise).
+    pub fn may_contain_prefix(&self, extractor: &PrefixExtractor, wanted: &[u8]) -> bool {
+        if self.props.prefix_extractor != extractor.code() {
+            return true;
+        }
+        extractor.probe_for(wanted).is_none_or(|probe| self.may_contain(probe))
     }
 
     /// Calls `f(ikey, value)` for the first entry `>= lookup` and the entries after it, in order,
