@@ -23,13 +23,14 @@ pub enum Decision {
 ///
 /// What the filter is called on, and what its decision does:
 ///
-/// - It runs in compactions only: flushes do not call it, and neither do trivial moves (a file
-///   moved to another level without being rewritten), so a value may be read long after the
+/// - It runs in compactions only: flushes and ingested files
+///   ([`Db::ingest_external_file`](crate::Db::ingest_external_file)) do not call it, and neither
+///   do trivial moves (a file moved to another level without being rewritten), so a value may be read long after the
 ///   filter would have removed it, until a compaction rewrites its file
 ///   ([`Db::compact_range`](crate::Db::compact_range) rewrites everything in its range).
 /// - It sees the newest version of a key only, and only when that version is a value (a put):
-///   deletions and merge operands are never passed to it, nor is a value a compaction has just
-///   folded from merge operands. Older versions of a key are not offered either; they are
+///   deletions, range deletions and merge operands are never passed to it, nor is a value a
+///   compaction has just folded from merge operands, nor one a range deletion hides. Older versions of a key are not offered either; they are
 ///   shadowed by the newest one.
 /// - It does not see a value that a live [`Snapshot`](crate::Snapshot) can read (one written at
 ///   or before the newest snapshot's sequence number): what a snapshot reads never changes. The

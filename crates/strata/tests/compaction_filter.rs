@@ -285,6 +285,30 @@ fn flushes_merge_operands_and_deletions_are_not_filtered() {
     assert_eq!(db.get("counter").unwrap(), Some(3u64.to_le_bytes().to_vec()));
 }
 
+#[test]
+fn ingested_files_and_range_deleted_keys_are_not_offered() {
+    let dir = tempfile::tempdir().unwrap();
+    let recorder = Arc::new(Recorder::default());
+    let db = Db::open(dir.path().join("db"), options(recorder.clone())).unwrap();
+    let sst = dir.path().join("bulk.sst");
+    let mut writer = strata::SstFileWriter::create(&sst, &Options::default()).unwrap();
+    writer.put("bulk:1", "v").unwrap();
+    writer.finish().unwrap();
+    db.ingest_external_file(&[&sst], &strata::IngestOptions::default()).unwrap();
+    assert!(recorder.0.lock().unwrap().is_empty(), "ingestion called the filter");
+
+    for k in ["gone:1", "gone:2", "kept"] {
+        db.put(k, "v").unwrap();
+    }
+    db.delete_range("gone:", "gone;").unwrap();
+    db.compact_range(None, None).unwrap();
+    let mut offered = recorder.0.lock().unwrap().clone();
+    offered.sort();
+    offered.dedup();
+    assert_eq!(offered, [b"bulk:1".to_vec(), b"kept".to_vec()]);
+    assert_eq!(db.iter().count(), 2);
+}
+
 /// Removes everything, and panics while `armed` is set.
 struct Fragile {
     armed: Arc<AtomicBool>,
