@@ -2,9 +2,10 @@
 # Lists the engine crate's module dependencies (which top-level module of crates/strata/src names
 # which other one through `crate::<module>`) and flags every edge that points up the intended
 # layering, lowest tier first:
-#   0 util, error   1 fs, filenames, key, merge, metrics   2 options, snapshot, batch, wal_header
+#   0 util, error   1 fs, filenames, key, merge, compaction_filter, metrics
+#   2 options, snapshot, batch, wal_header
 #   3 wal, memtable, sst, blob, version, compaction, cache, iter, range_del   4 db, presets
-#   5 verify, txn, internal, lib (tools, transactions and the public surface over db)
+#   5 verify, txn, ttl, internal, lib (tools, transactions, TTL and the public surface over db)
 # A module may name modules of its own tier or below. Comment lines (doc links) are not counted;
 # `crate::Db` and the other crate-root re-exports count as uses of the module that defines them.
 # Uses from a module's tests (a `tests.rs`/`testfs.rs` file, or the `#[cfg(test)] mod` at the end
@@ -16,11 +17,11 @@ cd "$(dirname "$0")/../crates/strata/src"
 
 declare -A tier=(
     [util]=0 [error]=0
-    [fs]=1 [filenames]=1 [key]=1 [merge]=1 [metrics]=1
+    [fs]=1 [filenames]=1 [key]=1 [merge]=1 [compaction_filter]=1 [metrics]=1
     [options]=2 [snapshot]=2 [batch]=2 [wal_header]=2
     [wal]=3 [memtable]=3 [sst]=3 [blob]=3 [version]=3 [compaction]=3 [cache]=3 [iter]=3 [range_del]=3
     [db]=4 [presets]=4
-    [verify]=5 [txn]=5 [internal]=5 [lib]=5
+    [verify]=5 [txn]=5 [ttl]=5 [internal]=5 [lib]=5
 )
 
 # Prints "dependency<TAB>test|code" for every `crate::x` in the given files outside comments.
@@ -32,6 +33,7 @@ uses() {
             split("Error Result", a); for (i in a) root[a[i]] = "error"
             split("Compression Options ReadOptions WalRecoveryMode WriteOptions", a); for (i in a) root[a[i]] = "options"
             root["WriteBatch"] = "batch"; root["MergeOperator"] = "merge"
+            root["CompactionFilter"] = "compaction_filter"; root["Decision"] = "compaction_filter"
             root["Preset"] = "presets"; root["Snapshot"] = "snapshot"
         }
         function emit(name) {

@@ -27,9 +27,10 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
-//! Also public: [`merge`] (built-in merge operators), [`metrics`] (latency histograms),
-//! [`verify::verify_db`] (offline checksum verification) and [`fs`] (the filesystem seam, for
-//! instrumentation and fault injection).
+//! Also public: [`merge`] (built-in merge operators), [`compaction_filter`] (dropping or
+//! rewriting values as compactions rewrite them), [`ttl`] (a database whose entries expire),
+//! [`metrics`] (latency histograms), [`verify::verify_db`] (offline checksum verification) and
+//! [`fs`] (the filesystem seam, for instrumentation and fault injection).
 //!
 //! # Internals
 //!
@@ -52,6 +53,7 @@ pub mod batch;
 pub(crate) mod blob;
 pub(crate) mod cache;
 pub(crate) mod compaction;
+pub mod compaction_filter;
 pub mod db;
 pub mod error;
 pub(crate) mod filenames;
@@ -67,6 +69,7 @@ pub mod presets;
 pub(crate) mod range_del;
 pub mod snapshot;
 pub(crate) mod sst;
+pub mod ttl;
 pub mod txn;
 pub(crate) mod util;
 pub mod verify;
@@ -84,3 +87,5 @@ pub use merge::MergeOperator;
 pub use options::{Compression, Options, PrefixExtractor, ReadOptions, WalRecoveryMode, WriteOptions};
 pub use presets::Preset;
 pub use snapshot::Snapshot;
+
+pub use compaction_filter::{CompactionFilter, Decision};

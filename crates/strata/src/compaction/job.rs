@@ -27,6 +27,8 @@ use crate::sst::{TableBuilder, TableBuilderOptions};
 use crate::util::kill_point::kill_point;
 use crate::version::edit::{BlobFileMeta, FileMeta};
 
+mod filtering;
+
 /// A blob file is rolled once it holds this many bytes.
 const MAX_BLOB_FILE_BYTES: u64 = 256 << 20;
 
@@ -47,6 +49,9 @@ pub(crate) struct JobEnv<'a> {
     pub blobs: &'a dyn BlobSource,
     /// Set when the database is closing: the job stops early with `Error::Closed`.
     pub cancel: &'a AtomicBool,
+    /// The filter values pass through (`filtering`): compactions set it, flushes and the other
+    /// writers of tables (recovery, repair, ingestion) do not.
+    pub compaction_filter: Option<&'a dyn crate::compaction_filter::CompactionFilter>,
 }
 
 /// What to write.
@@ -190,6 +195,8 @@ impl Job<'_> {
     /// only one that survives; a tombstone with nothing below it survives neither.
     fn decide_newest(&mut self, user_key: &[u8], seq: u64, kind: ValueKind, value: &[u8]) -> Result<()> {
         self.cut_table_if_full()?;
+        let filtered = self.filter_newest(user_key, seq, kind, value)?;
+        let (kind, value) = filtered.as_ref().map_or((kind, value), |e| (e.kind, e.value.as_slice()));
         if kind == ValueKind::Delete && self.spec.bottommost {
             return Ok(());
         }
@@ -203,7 +210,12 @@ impl Job<'_> {
         Ok(())
     }
 
-    fn process(&mut self, user_key: &[u8], versions: Vec<Entry>) -> Result<()> {
+    fn process(&mut self, user_key: &[u8], mut versions: Vec<Entry>) -> Result<()> {
+        if let Some(newest) = versions.first_mut() {
+            if let Some(e) = self.filter_newest(user_key, newest.seq, newest.kind, &newest.value)? {
+                *newest = e;
+            }
+        }
         let db = self.db;
         let rules = Rules {
             snapshots: &self.spec.snapshots,

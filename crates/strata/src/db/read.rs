@@ -262,6 +262,7 @@ impl DbInner {
             new_file_number,
             blobs: self,
             cancel: &self.closing,
+            compaction_filter: None,
         }
     }
 

@@ -15,6 +15,7 @@ use std::sync::Arc;
 pub use prefix::PrefixExtractor;
 pub use table::Scope;
 
+use crate::compaction_filter::CompactionFilter;
 use crate::error::{Error, Result};
 use crate::fs::FileSystem;
 use crate::merge::MergeOperator;
@@ -200,6 +201,9 @@ pub struct Options {
     pub latency_histograms: bool,
     /// The merge operator for `merge` (default none); see [`MergeOperator`].
     pub merge_operator: Option<Arc<dyn MergeOperator>>,
+    /// The filter compactions pass values through (default none); see [`CompactionFilter`] for
+    /// which values it sees and what its decisions do. Recorded by name in the OPTIONS file.
+    pub compaction_filter: Option<Arc<dyn CompactionFilter>>,
     /// The filesystem all IO goes through (default [`default_fs`](crate::fs::default_fs), the
     /// operating system's). Replace it to add instrumentation or inject faults; see
     /// [`FileSystem`].
@@ -215,6 +219,7 @@ impl fmt::Debug for Options {
             .field("min_blob_size", &self.min_blob_size)
             .field("cache_size", &self.cache_size)
             .field("merge_operator", &self.merge_operator.as_ref().map(|m| m.name().to_string()))
+            .field("compaction_filter", &self.compaction_filter.as_ref().map(|f| f.name().to_string()))
             .finish_non_exhaustive()
     }
 }
@@ -261,6 +266,7 @@ impl Default for Options {
             max_total_wal_size: 0,
             latency_histograms: false,
             merge_operator: None,
+            compaction_filter: None,
             fs: crate::fs::default_fs(),
         }
     }

@@ -130,6 +130,13 @@ static TABLE: &[OptionDef] = &[
         get: Some(|o| o.merge_operator.as_ref().map_or("nullptr".to_string(), |m| m.name().to_string())),
     },
     OptionDef {
+        name: "compaction_filter",
+        aliases: &[],
+        scope: Scope::ColumnFamily,
+        set: set_compaction_filter,
+        get: Some(|o| o.compaction_filter.as_ref().map_or("nullptr".to_string(), |f| f.name().to_string())),
+    },
+    OptionDef {
         name: "compression",
         aliases: &["compression_type"],
         scope: Scope::ColumnFamily,
@@ -154,6 +161,20 @@ fn set_merge_operator(o: &mut Options, v: &str) -> std::result::Result<(), Strin
         return Err(format!(
             "unknown operator {v:?}: not a built-in merge operator (uint64add, stringappend); set \
              Options::merge_operator in code and apply the file with Options::with_ini_str"
+        ));
+    }
+    Ok(())
+}
+
+/// `nullptr` (or empty, or `none`) for no filter, or the name of the filter already set, which
+/// is kept: there are no built-in filters, and one defined in code cannot be made from its name.
+fn set_compaction_filter(o: &mut Options, v: &str) -> std::result::Result<(), String> {
+    if v.is_empty() || v == "nullptr" || v == "none" {
+        o.compaction_filter = None;
+    } else if o.compaction_filter.as_ref().is_none_or(|f| f.name() != v) {
+        return Err(format!(
+            "unknown filter {v:?}: there are no built-in compaction filters; set \
+             Options::compaction_filter in code and apply the file with Options::with_ini_str"
         ));
     }
     Ok(())
@@ -368,6 +389,7 @@ mod tests {
             max_total_wal_size: 3 << 20,
             latency_histograms: true,
             merge_operator: crate::merge::builtin("stringappend"),
+            compaction_filter: None,
             fs: crate::fs::default_fs(),
         }
     }
@@ -377,10 +399,12 @@ mod tests {
     macro_rules! assert_same_fields {
         ($a:expr, $b:expr, $($f:ident),* $(,)?) => {{
             let (a, b): (&Options, &Options) = (&$a, &$b);
-            let Options { $($f: _,)* merge_operator: _, fs: _ } = a;
+            let Options { $($f: _,)* merge_operator: _, compaction_filter: _, fs: _ } = a;
             $(assert_eq!(format!("{:?}", a.$f), format!("{:?}", b.$f), "{}", stringify!($f));)*
             let op = |o: &Options| o.merge_operator.as_ref().map(|m| m.name().to_string());
             assert_eq!(op(a), op(b), "merge_operator");
+            let filter = |o: &Options| o.compaction_filter.as_ref().map(|f| f.name().to_string());
+            assert_eq!(filter(a), filter(b), "compaction_filter");
         }};
     }
 
@@ -440,7 +464,9 @@ mod tests {
     fn every_name_and_alias_round_trips_a_non_default_value() {
         let (default, tuned) = (Options::default(), tuned());
         tuned.validate().unwrap();
-        for name in Options::option_names() {
+        // No compaction filter can be made from its name (there are no built-in ones), so tuned()
+        // has none; tests/compaction_filter.rs covers its text forms.
+        for name in Options::option_names().filter(|&n| n != "compaction_filter") {
             let want = tuned.get(name).unwrap();
             assert_ne!(default.get(name).unwrap(), want, "{name}: tuned() leaves the default");
             for alias in std::iter::once(name).chain(lookup(name).unwrap().aliases().iter().copied()) {
@@ -496,6 +522,7 @@ mod tests {
             ("wal_recovery_mode", "kSometimes", "\"kSometimes\""),
             ("blob_gc_age_cutoff", "NaN", "\"NaN\""),
             ("merge_operator", "max", "\"max\""),
+            ("compaction_filter", "mine", "\"mine\""),
             ("compression", "brotli", "\"brotli\""),
             ("bloom_bits", "ten", "\"ten\""),
         ] {
@@ -538,6 +565,7 @@ mod tests {
             ("bloom_bits_per_key=many", "bloom_bits_per_key: invalid value"),
             ("write_buffer_size=1K", "write_buffer_size"),
             ("merge_operator=max", "not a built-in merge operator"),
+            ("compaction_filter=mine", "no built-in compaction filters"),
             ("[DBOptions]", "expected key=value"),
         ];
         for (text, needle) in cases {

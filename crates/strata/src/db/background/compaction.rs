@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use super::{edit_for, run_job, SuperVersion};
-use crate::compaction::job::{self, OutputSpec};
+use crate::compaction::job::{self, JobEnv, OutputSpec};
 use crate::compaction::picker::{self, Compaction};
 use crate::db::family::Family;
 use crate::db::info_log::{Event, Level};
@@ -92,7 +92,9 @@ impl DbInner {
             };
             let mut input = self.compaction_input(c)?;
             let new_file_number = || self.versions.lock().new_file_number();
-            let out = job::run(&self.job_env(family, &new_file_number), &mut input, &spec)?;
+            let filter = family.opts.compaction_filter.as_deref();
+            let env = JobEnv { compaction_filter: filter, ..self.job_env(family, &new_file_number) };
+            let out = job::run(&env, &mut input, &spec)?;
             bytes_out = out.bytes_written;
             output_files.extend(out.tables.iter().map(|t| t.number));
             let out_edit = edit_for(&out, c.output_level);

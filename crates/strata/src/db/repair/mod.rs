@@ -306,9 +306,10 @@ impl Repair {
 
     /// The handle the flush and compaction machinery writes through: options as given but
     /// without a merge operator (operands are kept as they are, never folded, so no blob value
-    /// is read), and file numbers above every number seen.
+    /// is read) or a compaction filter (repair salvages data, it does not drop any), and file
+    /// numbers above every number seen.
     fn internal_db(&self, opts: Options, lock: Box<dyn FileLock>) -> Result<DbInner> {
-        let opts = Options { merge_operator: None, ..opts };
+        let opts = Options { merge_operator: None, compaction_filter: None, ..opts };
         let versions = VersionSet::detached(&self.dir, Arc::clone(&self.fs), self.max_file_number + 1);
         let wal = LogWriter::new(Box::new(super::open::ReadOnlyFile));
         super::open::build_inner(&self.dir, opts, &Vec::new(), versions, wal, 0, lock, true)
