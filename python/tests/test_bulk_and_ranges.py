@@ -393,6 +393,14 @@ def test_prefix_extractor_on_column_families_and_bad_values(path):
     for bad in ["hash:4", "fixed:x", "fixed:0"]:
         with pytest.raises(strata.InvalidArgumentError, match="prefix_extractor"):
             strata.DB(path, prefix_extractor=bad)
+    plain = path + "-plain"  # repair_db takes the keyword too (a database without families)
+    with strata.DB(plain, create_if_missing=True, prefix_extractor="fixed:4") as db:
+        db.put(b"aaaa1", b"v")
+    with pytest.raises(strata.InvalidArgumentError, match="prefix_extractor"):
+        strata.repair_db(plain, prefix_extractor="hash:4")
+    assert strata.repair_db(plain, prefix_extractor="fixed:4")["clean"]
+    with strata.DB(plain, prefix_extractor="fixed:4") as db:
+        assert keys_of(db, prefix=b"aaaa") == [b"aaaa1"]
 
 
 def test_sst_file_writer_with_the_databases_prefix_extractor(tmp_path, path):
