@@ -95,6 +95,17 @@ void strata_options_set_sync_gather_micros(strata_options_t* options, uint32_t v
 /* Longest spin (us, yielding the CPU) of a queued writer before it blocks (default 200; 0
  * disables; at most 10000; never with one CPU). */
 void strata_options_set_write_spin_micros(strata_options_t* options, uint32_t v);
+/* Which leading bytes of a key are its prefix (default none). Tables add each key's prefix to
+ * their bloom filter, so an iterator with strata_readoptions_set_prefix (a prefix at least n
+ * bytes long) skips tables holding none of it; results are the same either way. Needs bloom
+ * filters (bloom_bits_per_key > 0) to skip anything. _fixed: the first n bytes, keys shorter than
+ * n have no prefix; _capped: the first n bytes or the whole shorter key. Plain setters in place of
+ * RocksDB's rocksdb_slicetransform_create_fixed_prefix / _capped_prefix and
+ * rocksdb_options_set_prefix_extractor (no slice transform object). n = 0 (or over the key size
+ * limit) is reported by strata_open. Use the same extractor each time the database is opened:
+ * tables written with another one are read, but not skipped. */
+void strata_options_set_prefix_extractor_fixed(strata_options_t* options, size_t n);
+void strata_options_set_prefix_extractor_capped(strata_options_t* options, size_t n);
 /* Uses a built-in merge operator: "uint64add" (8-byte little-endian counters) or
  * "stringappend" (joins with ','). An unknown name is an error. */
 void strata_options_set_merge_operator_builtin(strata_options_t* options, const char* name,
@@ -154,6 +165,12 @@ void strata_put(strata_t* db, const strata_writeoptions_t* options, const char* 
                 size_t keylen, const char* val, size_t vallen, char** errptr);
 void strata_delete(strata_t* db, const strata_writeoptions_t* options, const char* key,
                    size_t keylen, char** errptr);
+/* Deletes every key in [start_key, end_key) (end excluded) with one range tombstone, however many
+ * keys it covers (RocksDB's DeleteRange). Nothing is deleted when start_key >= end_key. Snapshots
+ * taken before the call still see the keys; writes after it are not affected. */
+void strata_delete_range(strata_t* db, const strata_writeoptions_t* options,
+                         const char* start_key, size_t start_key_len, const char* end_key,
+                         size_t end_key_len, char** errptr);
 /* Adds a merge operand; needs a merge operator set at open. */
 void strata_merge(strata_t* db, const strata_writeoptions_t* options, const char* key,
                   size_t keylen, const char* val, size_t vallen, char** errptr);
@@ -186,6 +203,11 @@ int strata_writebatch_count(const strata_writebatch_t* batch);
 void strata_writebatch_put(strata_writebatch_t* batch, const char* key, size_t keylen,
                            const char* val, size_t vallen);
 void strata_writebatch_delete(strata_writebatch_t* batch, const char* key, size_t keylen);
+/* Deletes [start_key, end_key) as strata_delete_range does, in batch order: a put after it in the
+ * batch survives, one before it is deleted. No operation is added when start_key >= end_key. */
+void strata_writebatch_delete_range(strata_writebatch_t* batch, const char* start_key,
+                                    size_t start_key_len, const char* end_key,
+                                    size_t end_key_len);
 void strata_writebatch_merge(strata_writebatch_t* batch, const char* key, size_t keylen,
                              const char* val, size_t vallen);
 
@@ -309,6 +331,10 @@ void strata_put_cf(strata_t* db, const strata_writeoptions_t* options,
 void strata_delete_cf(strata_t* db, const strata_writeoptions_t* options,
                       strata_column_family_handle_t* column_family, const char* key,
                       size_t keylen, char** errptr);
+void strata_delete_range_cf(strata_t* db, const strata_writeoptions_t* options,
+                            strata_column_family_handle_t* column_family, const char* start_key,
+                            size_t start_key_len, const char* end_key, size_t end_key_len,
+                            char** errptr);
 void strata_merge_cf(strata_t* db, const strata_writeoptions_t* options,
                      strata_column_family_handle_t* column_family, const char* key,
                      size_t keylen, const char* val, size_t vallen, char** errptr);
@@ -327,6 +353,10 @@ void strata_writebatch_put_cf(strata_writebatch_t* batch,
 void strata_writebatch_delete_cf(strata_writebatch_t* batch,
                                  strata_column_family_handle_t* column_family, const char* key,
                                  size_t klen);
+void strata_writebatch_delete_range_cf(strata_writebatch_t* batch,
+                                       strata_column_family_handle_t* column_family,
+                                       const char* start_key, size_t start_key_len,
+                                       const char* end_key, size_t end_key_len);
 void strata_writebatch_merge_cf(strata_writebatch_t* batch,
                                 strata_column_family_handle_t* column_family, const char* key,
                                 size_t klen, const char* val, size_t vlen);

@@ -1,5 +1,5 @@
 //! `strata.WriteBatch`: puts, deletes and merges applied atomically (plyvel's `WriteBatch`, plus
-//! merges and column families).
+//! merges, range deletions and column families).
 //!
 //! Owns: collecting operations (each in the default column family or the one named by
 //! `column_family=`, under a `PrefixedDB`'s prefix when made by one), `append`, and what the end
@@ -20,6 +20,8 @@ enum Kind {
     Put,
     Delete,
     Merge,
+    /// Deletes `[key, value)`.
+    DeleteRange,
 }
 
 /// One operation, kept as given so that `append` can copy it into another batch.
@@ -40,9 +42,11 @@ fn build(records: &[Record]) -> WriteBatch {
             (None, Kind::Put) => batch.put(k, v),
             (None, Kind::Delete) => batch.delete(k),
             (None, Kind::Merge) => batch.merge(k, v),
+            (None, Kind::DeleteRange) => batch.delete_range(k, v),
             (Some(cf), Kind::Put) => batch.put_cf(cf, k, v),
             (Some(cf), Kind::Delete) => batch.delete_cf(cf, k),
             (Some(cf), Kind::Merge) => batch.merge_cf(cf, k, v),
+            (Some(cf), Kind::DeleteRange) => batch.delete_range_cf(cf, k, v),
         };
     }
     batch
@@ -73,9 +77,14 @@ impl PyWriteBatch {
         value: Option<&Bound<'_, PyAny>>,
         column_family: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<()> {
-        let key = [self.key_prefix.as_slice(), bytes_arg(key, "key")?.as_bytes()].concat();
+        let prefix = self.key_prefix.as_slice();
+        // A range's end is a key too: it gets the prefix.
+        let range = matches!(kind, Kind::DeleteRange);
+        let (key_name, value_name) = if range { ("start", "stop") } else { ("key", "value") };
+        let key = [prefix, bytes_arg(key, key_name)?.as_bytes()].concat();
         let value = match value {
-            Some(v) => bytes_arg(v, "value")?.as_bytes().to_vec(),
+            Some(v) if range => [prefix, bytes_arg(v, value_name)?.as_bytes()].concat(),
+            Some(v) => bytes_arg(v, value_name)?.as_bytes().to_vec(),
             None => Vec::new(),
         };
         let cf = match column_family {
@@ -113,6 +122,19 @@ impl PyWriteBatch {
         column_family: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<()> {
         self.add(py, Kind::Delete, key, None, column_family)
+    }
+
+    /// Adds a deletion of every key in `[start, stop)` (nothing when `start >= stop`), in
+    /// `column_family` if given; a `PrefixedDB`'s batch puts its prefix before both ends.
+    #[pyo3(signature = (start, stop, column_family = None))]
+    fn delete_range(
+        &self,
+        py: Python<'_>,
+        start: &Bound<'_, PyAny>,
+        stop: &Bound<'_, PyAny>,
+        column_family: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
+        self.add(py, Kind::DeleteRange, start, Some(stop), column_family)
     }
 
     /// Adds a merge operand for `key`, in `column_family` if given (checked against that

@@ -19,6 +19,7 @@ use strata::{ColumnFamily, Db, Options, ReadOptions, WriteBatch, WriteOptions};
 
 use crate::args::{bytes_arg, opt_bytes_arg};
 use crate::batch::PyWriteBatch;
+use crate::bulk::ingest;
 use crate::errors::{check, closed_error, invalid_argument};
 use crate::family::{family_arg, PyColumnFamily};
 use crate::iterator::{shaped_iterator, IterArgs, IterState, PyIterator};
@@ -139,6 +140,24 @@ impl PyDb {
         self.write_impl(py, wo, batch)
     }
 
+    /// Deletes every key in `[start, stop)` of column family `cf` (the default family when
+    /// `None`); nothing when `start >= stop`.
+    pub(crate) fn delete_range_in(
+        &self,
+        py: Python<'_>,
+        cf: Option<&ColumnFamily>,
+        wo: WriteOptions,
+        start: &[u8],
+        stop: &[u8],
+    ) -> PyResult<()> {
+        let mut batch = WriteBatch::new();
+        match cf {
+            Some(cf) => batch.delete_range_cf(cf, start, stop),
+            None => batch.delete_range(start, stop),
+        };
+        self.write_impl(py, wo, batch)
+    }
+
     pub(crate) fn check_merge(&self, py: Python<'_>) -> PyResult<()> {
         if self.has_merge_operator {
             Ok(())
@@ -209,6 +228,7 @@ impl PyDb {
         merge_operator = None,
         sync_gather_micros = None,
         write_spin_micros = None,
+        prefix_extractor = None,
         options = None,
         column_families = None,
         transactions = None,
@@ -239,6 +259,7 @@ impl PyDb {
         merge_operator: Option<&Bound<'_, PyAny>>,
         sync_gather_micros: Option<u32>,
         write_spin_micros: Option<u32>,
+        prefix_extractor: Option<String>,
         options: Option<String>,
         column_families: Option<&Bound<'_, PyDict>>,
         transactions: Option<String>,
@@ -270,6 +291,7 @@ impl PyDb {
             merge_operator,
             sync_gather_micros,
             write_spin_micros,
+            prefix_extractor,
             options,
             plyvel,
         };
@@ -354,6 +376,22 @@ impl PyDb {
             },
             key,
         )
+    }
+
+    /// Deletes every key in `[start, stop)` (RocksDB's `DeleteRange`): one range tombstone,
+    /// however many keys it covers. Nothing is deleted when `start >= stop`.
+    #[pyo3(signature = (start, stop, sync = false, disable_wal = false))]
+    fn delete_range(
+        &self,
+        py: Python<'_>,
+        start: &Bound<'_, PyAny>,
+        stop: &Bound<'_, PyAny>,
+        sync: bool,
+        disable_wal: bool,
+    ) -> PyResult<()> {
+        let (start, stop) = (bytes_arg(start, "start")?, bytes_arg(stop, "stop")?);
+        let wo = WriteOptions { sync, disable_wal };
+        self.delete_range_in(py, None, wo, start.as_bytes(), stop.as_bytes())
     }
 
     /// Adds a merge operand for `key` (needs `merge_operator` at open).
@@ -628,6 +666,22 @@ impl PyDb {
         let db = self.handle(py)?;
         let r = py.detach(|| db.compact_range(start.as_deref(), stop.as_deref()));
         check(py, r)
+    }
+
+    /// Adds the table files at `paths` (one path or a list; written by `SstFileWriter`) to the
+    /// database, or to `column_family`, as one atomic step (RocksDB's `IngestExternalFile`).
+    #[pyo3(signature = (paths, column_family = None))]
+    fn ingest_external_file(
+        &self,
+        py: Python<'_>,
+        paths: &Bound<'_, PyAny>,
+        column_family: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
+        let cf = match column_family {
+            Some(cf) if !cf.is_none() => Some(family_arg(self, py, cf)?),
+            _ => None,
+        };
+        ingest(self, py, cf.as_ref(), paths)
     }
 
     /// The handle of the column family `name`; InvalidArgumentError when there is none.

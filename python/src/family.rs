@@ -14,6 +14,7 @@ use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyString, PyTuple};
 use strata::{ColumnFamily, Db, Options, WriteOptions};
 
 use crate::args::{bytes_arg, opt_bytes_arg};
+use crate::bulk::ingest;
 use crate::db::PyDb;
 use crate::errors::{check, invalid_argument};
 use crate::iterator::IterArgs;
@@ -228,6 +229,21 @@ impl PyColumnFamily {
         })
     }
 
+    /// Deletes every key in `[start, stop)` of this family; nothing when `start >= stop`.
+    #[pyo3(signature = (start, stop, sync = false, disable_wal = false))]
+    fn delete_range(
+        &self,
+        py: Python<'_>,
+        start: &Bound<'_, PyAny>,
+        stop: &Bound<'_, PyAny>,
+        sync: bool,
+        disable_wal: bool,
+    ) -> PyResult<()> {
+        let (start, stop) = (bytes_arg(start, "start")?, bytes_arg(stop, "stop")?);
+        let wo = WriteOptions { sync, disable_wal };
+        self.db.get().delete_range_in(py, Some(&self.cf), wo, start.as_bytes(), stop.as_bytes())
+    }
+
     /// Adds a merge operand for `key` (needs a merge operator in this family's options).
     #[pyo3(signature = (key, value, sync = false, disable_wal = false))]
     fn merge(
@@ -342,6 +358,11 @@ impl PyColumnFamily {
     #[pyo3(signature = (*ranges))]
     fn approximate_sizes(&self, py: Python<'_>, ranges: &Bound<'_, PyTuple>) -> PyResult<Vec<u64>> {
         approximate_sizes(self.db.get(), py, Some(&self.cf), &range_args(ranges)?)
+    }
+
+    /// `DB.ingest_external_file` into this family.
+    fn ingest_external_file(&self, py: Python<'_>, paths: &Bound<'_, PyAny>) -> PyResult<()> {
+        ingest(self.db.get(), py, Some(&self.cf), paths)
     }
 
     /// Flushes this family's memtable to disk and waits for it.

@@ -3,8 +3,9 @@
 //! The API is plyvel's (`DB`, `WriteBatch`, `Snapshot`, `Iterator`, `RawIterator`, `PrefixedDB`,
 //! `repair_db`, `destroy_db`, with plyvel's arguments): explicit `bytes` keys and values, write
 //! batches, snapshots and iterators as context managers; plus merges (built-in operators or
-//! Python functions), column families, transactions and the mapping protocol. Every engine
-//! call that may do IO runs with the GIL released (`Python::detach`).
+//! Python functions), range deletions, column families, transactions, bulk loading and the
+//! mapping protocol. Every engine call that may do IO runs with the GIL released
+//! (`Python::detach`).
 //!
 //! Locking rule: a Rust mutex is never held while the GIL is being acquired. Mutexes are either
 //! taken and released while attached (short, never blocking on engine work) or taken inside a
@@ -13,13 +14,15 @@
 //! One module per class: [`db`] (`DB`, opened by [`open`]), [`batch`] (`WriteBatch`),
 //! [`snapshot`] (`Snapshot`), [`iterator`] (`Iterator`), [`raw_iterator`] (`RawIterator`),
 //! [`prefixed`] (`PrefixedDB`), [`family`] (`ColumnFamily`, `list_column_families`), [`txn`]
-//! (`Transaction`), [`txn_iter`] (`TransactionIterator`), plus [`repair`] (`repair_db`),
-//! [`maintenance`] (`destroy_db`, properties, approximate sizes), [`options`] (the option
-//! keywords), [`py_merge`] (merge operators written in Python), [`errors`] (exceptions) and
-//! [`args`] (bytes arguments). This file only builds the module.
+//! (`Transaction`), [`txn_iter`] (`TransactionIterator`), [`bulk`] (`SstFileWriter`,
+//! `ExternalFileInfo`, ingestion), plus [`repair`] (`repair_db`), [`maintenance`] (`destroy_db`,
+//! properties, approximate sizes), [`options`] (the option keywords), [`py_merge`] (merge
+//! operators written in Python), [`errors`] (exceptions) and [`args`] (bytes arguments). This
+//! file only builds the module.
 
 mod args;
 mod batch;
+mod bulk;
 mod db;
 mod errors;
 mod family;
@@ -39,6 +42,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyModule;
 
 use batch::PyWriteBatch;
+use bulk::{PyExternalFileInfo, PySstFileWriter};
 use db::PyDb;
 use family::{list_column_families, PyColumnFamily};
 use iterator::PyIterator;
@@ -65,6 +69,8 @@ fn _strata(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyColumnFamily>()?;
     m.add_class::<PyTransaction>()?;
     m.add_class::<PyTransactionIterator>()?;
+    m.add_class::<PySstFileWriter>()?;
+    m.add_class::<PyExternalFileInfo>()?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -77,6 +77,8 @@ pub(crate) struct OptionArgs<'a, 'py> {
     pub(crate) merge_operator: Option<&'a Bound<'py, PyAny>>,
     pub(crate) sync_gather_micros: Option<u32>,
     pub(crate) write_spin_micros: Option<u32>,
+    /// `fixed:N`, `capped:N` or RocksDB's `rocksdb.FixedPrefix.N` (the options table parses it).
+    pub(crate) prefix_extractor: Option<String>,
     pub(crate) options: Option<String>,
     pub(crate) plyvel: PlyvelArgs<'a, 'py>,
 }
@@ -151,6 +153,7 @@ impl OptionArgs<'_, '_> {
             ("merge_operator", merge_operator_name),
             ("sync_gather_micros", text(self.sync_gather_micros)),
             ("write_spin_micros", text(self.write_spin_micros)),
+            ("prefix_extractor", self.prefix_extractor.clone()),
             ("max_open_files", text(p.max_open_files)),
             ("block_size", text(p.block_size)),
             ("block_restart_interval", text(p.block_restart_interval)),

@@ -116,6 +116,22 @@ impl PyPrefixedDb {
         })
     }
 
+    /// Deletes every key in `[prefix + start, prefix + stop)`; nothing when `start >= stop`.
+    #[pyo3(signature = (start, stop, sync = false, disable_wal = false))]
+    fn delete_range(
+        &self,
+        py: Python<'_>,
+        start: &Bound<'_, PyAny>,
+        stop: &Bound<'_, PyAny>,
+        sync: bool,
+        disable_wal: bool,
+    ) -> PyResult<()> {
+        let p = self.prefix.as_slice();
+        let start = [p, bytes_arg(start, "start")?.as_bytes()].concat();
+        let stop = [p, bytes_arg(stop, "stop")?.as_bytes()].concat();
+        self.db.get().delete_range_in(py, None, WriteOptions { sync, disable_wal }, &start, &stop)
+    }
+
     /// Adds a merge operand for `prefix + key` (needs a merge operator).
     #[pyo3(signature = (key, value, sync = false, disable_wal = false))]
     fn merge(

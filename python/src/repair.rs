@@ -37,6 +37,7 @@ use crate::options::{CompressionArg, OptionArgs, PlyvelArgs};
     merge_operator = None,
     sync_gather_micros = None,
     write_spin_micros = None,
+    prefix_extractor = None,
     options = None,
     path = None,
 ))]
@@ -61,6 +62,7 @@ pub(crate) fn repair_db<'py>(
     merge_operator: Option<&Bound<'py, PyAny>>,
     sync_gather_micros: Option<u32>,
     write_spin_micros: Option<u32>,
+    prefix_extractor: Option<String>,
     options: Option<String>,
     path: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<Bound<'py, PyDict>> {
@@ -88,6 +90,7 @@ pub(crate) fn repair_db<'py>(
         merge_operator,
         sync_gather_micros,
         write_spin_micros,
+        prefix_extractor,
         options,
         plyvel,
     };

@@ -1,8 +1,8 @@
 """strata: an embedded, durable, ordered key-value store (LSM tree with key-value separation).
 
 Keys and values are ``bytes``. The API is plyvel's (``DB``, ``WriteBatch``, ``Snapshot``,
-``Iterator``, ``RawIterator``, ``PrefixedDB``, ``repair_db``, ``destroy_db``), plus merges, column
-families and transactions. Quick start::
+``Iterator``, ``RawIterator``, ``PrefixedDB``, ``repair_db``, ``destroy_db``), plus merges, range
+deletions, column families, transactions and bulk loading (``SstFileWriter``). Quick start::
 
     import strata
 
@@ -39,10 +39,12 @@ from ._errors import (
 from ._strata import (
     DB,
     ColumnFamily,
+    ExternalFileInfo,
     Iterator,
     PrefixedDB,
     RawIterator,
     Snapshot,
+    SstFileWriter,
     Transaction,
     TransactionIterator,
     WriteBatch,
@@ -65,6 +67,8 @@ __all__ = [
     "WriteBatch",
     "Transaction",
     "TransactionIterator",
+    "SstFileWriter",
+    "ExternalFileInfo",
     "repair_db",
     "destroy_db",
     "list_column_families",

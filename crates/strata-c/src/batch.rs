@@ -107,6 +107,27 @@ pub unsafe extern "C" fn strata_writebatch_delete(
     unsafe { with_batch(batch, op) }
 }
 
+/// Adds a deletion of every key in `[start_key, end_key)`; nothing when `start_key >= end_key`.
+#[no_mangle]
+pub unsafe extern "C" fn strata_writebatch_delete_range(
+    batch: *mut strata_writebatch_t,
+    start_key: *const c_char,
+    start_key_len: usize,
+    end_key: *const c_char,
+    end_key_len: usize,
+) {
+    let op = |b: &mut WriteBatch| {
+        // SAFETY: each key is NULL or points to its length in bytes (header contract).
+        let (start, end) = unsafe {
+            (bytes(start_key, start_key_len, "start key")?, bytes(end_key, end_key_len, "end key")?)
+        };
+        b.delete_range(start, end);
+        Ok(())
+    };
+    // SAFETY: `batch` is NULL or a live batch handle (header contract).
+    unsafe { with_batch(batch, op) }
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn strata_writebatch_merge(
     batch: *mut strata_writebatch_t,
@@ -201,6 +222,27 @@ pub unsafe extern "C" fn strata_writebatch_merge_cf(
         // SAFETY: `key`/`val` are NULL or point to `keylen`/`vallen` bytes (header contract).
         let (k, v) = unsafe { (bytes(key, keylen, "key")?, bytes(val, vallen, "operand")?) };
         b.merge_cf(cf, k, v);
+        Ok(())
+    };
+    // SAFETY: `batch` and `column_family` are NULL or live handles (header contract).
+    unsafe { with_batch_cf(batch, column_family, op) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn strata_writebatch_delete_range_cf(
+    batch: *mut strata_writebatch_t,
+    column_family: *const strata_column_family_handle_t,
+    start_key: *const c_char,
+    start_key_len: usize,
+    end_key: *const c_char,
+    end_key_len: usize,
+) {
+    let op = |b: &mut WriteBatch, cf: &strata_engine::ColumnFamily| {
+        // SAFETY: each key is NULL or points to its length in bytes (header contract).
+        let (start, end) = unsafe {
+            (bytes(start_key, start_key_len, "start key")?, bytes(end_key, end_key_len, "end key")?)
+        };
+        b.delete_range_cf(cf, start, end);
         Ok(())
     };
     // SAFETY: `batch` and `column_family` are NULL or live handles (header contract).

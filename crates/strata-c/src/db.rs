@@ -1,6 +1,6 @@
 //! The database handle: open, repair, destroy and close, reads and writes, and maintenance
-//! calls (`strata_open`, `strata_put`, `strata_get`, `strata_flush`, `strata_approximate_sizes`,
-//! `strata_property_value`, ...).
+//! calls (`strata_open`, `strata_put`, `strata_get`, `strata_delete_range`, `strata_flush`,
+//! `strata_approximate_sizes`, `strata_property_value`, ...).
 //!
 //! Owns: `strata_t` and every call that takes one, except snapshots, iterators, column families,
 //! transactions and ingestion (their own modules). Must not: keep state beyond the engine
@@ -157,6 +157,32 @@ pub unsafe extern "C" fn strata_merge(
         // SAFETY: `key`/`val` are NULL or point to `keylen`/`vallen` bytes (header contract).
         let (k, v) = unsafe { (bytes(key, keylen, "key")?, bytes(val, vallen, "operand")?) };
         db.db.merge_opt(&o.opts, k, v).map_err(err_str)
+    });
+    // SAFETY: `errptr` is NULL or a writable `char*` holding NULL or a malloc'd message (header).
+    unsafe { finish(errptr, r, ()) }
+}
+
+/// Deletes every key in `[start_key, end_key)` (`Db::delete_range_opt`; RocksDB's
+/// `rocksdb_delete_range_cf` for the default family); nothing when `start_key >= end_key`.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn strata_delete_range(
+    db: *mut strata_t,
+    options: *const strata_writeoptions_t,
+    start_key: *const c_char,
+    start_key_len: usize,
+    end_key: *const c_char,
+    end_key_len: usize,
+    errptr: *mut *mut c_char,
+) {
+    let r = guard(|| {
+        // SAFETY: `db` and `options` are NULL or live handles (header contract).
+        let (db, o) = unsafe { (handle(db, "db")?, handle(options, "write options")?) };
+        // SAFETY: each key is NULL or points to its length in bytes (header contract).
+        let (start, end) = unsafe {
+            (bytes(start_key, start_key_len, "start key")?, bytes(end_key, end_key_len, "end key")?)
+        };
+        db.db.delete_range_opt(&o.opts, start, end).map_err(err_str)
     });
     // SAFETY: `errptr` is NULL or a writable `char*` holding NULL or a malloc'd message (header).
     unsafe { finish(errptr, r, ()) }

@@ -357,6 +357,32 @@ pub unsafe extern "C" fn strata_delete_cf(
     unsafe { in_family(db, column_family, errptr, op) }
 }
 
+/// As `strata_delete_range`, in the family `column_family` (RocksDB's `rocksdb_delete_range_cf`).
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn strata_delete_range_cf(
+    db: *mut strata_t,
+    options: *const strata_writeoptions_t,
+    column_family: *mut strata_column_family_handle_t,
+    start_key: *const c_char,
+    start_key_len: usize,
+    end_key: *const c_char,
+    end_key_len: usize,
+    errptr: *mut *mut c_char,
+) {
+    let op = |db: &Db, cf: &ColumnFamily| {
+        // SAFETY: `options` is NULL or a live handle (header contract).
+        let o = unsafe { handle(options, "write options") }?;
+        // SAFETY: each key is NULL or points to its length in bytes (header contract).
+        let (start, end) = unsafe {
+            (bytes(start_key, start_key_len, "start key")?, bytes(end_key, end_key_len, "end key")?)
+        };
+        db.delete_range_cf_opt(cf, &o.opts, start, end).map_err(err_str)
+    };
+    // SAFETY: the handles and `errptr` are as the header says.
+    unsafe { in_family(db, column_family, errptr, op) }
+}
+
 #[no_mangle]
 #[allow(clippy::too_many_arguments)]
 pub unsafe extern "C" fn strata_merge_cf(

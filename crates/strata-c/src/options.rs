@@ -212,6 +212,26 @@ pub unsafe extern "C" fn strata_options_set_write_spin_micros(options: *mut stra
     unsafe { set_by_name(options, "write_spin_micros", v) }
 }
 
+/// The first `n` bytes of a key are its prefix; keys shorter than `n` have none (RocksDB's
+/// `rocksdb_slicetransform_create_fixed_prefix`, as a plain setter). 0 is an error for
+/// `strata_open`.
+#[no_mangle]
+pub unsafe extern "C" fn strata_options_set_prefix_extractor_fixed(options: *mut strata_options_t, n: usize) {
+    // SAFETY: `options` is NULL or a live options handle (header contract).
+    unsafe { set_by_name(options, "prefix_extractor", format!("fixed:{n}")) }
+}
+
+/// The first `n` bytes of a key, or all of a shorter key, are its prefix (RocksDB's
+/// `rocksdb_slicetransform_create_capped_prefix`, as a plain setter).
+#[no_mangle]
+pub unsafe extern "C" fn strata_options_set_prefix_extractor_capped(
+    options: *mut strata_options_t,
+    n: usize,
+) {
+    // SAFETY: `options` is NULL or a live options handle (header contract).
+    unsafe { set_by_name(options, "prefix_extractor", format!("capped:{n}")) }
+}
+
 /// A NUL-terminated UTF-8 argument.
 ///
 /// # Safety

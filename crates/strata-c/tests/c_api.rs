@@ -1,8 +1,8 @@
-//! Compiles `tests/c/strata_test.c`, `tests/c/txn_test.c` and `tests/c/bulk_test.c` (sharing
-//! `tests/c/check.h`) with the system C compiler against `include/strata.h`, links them once
-//! with the static library (`libstrata.a`) and once with the shared one (`libstrata.so`, found
-//! through an rpath), runs both, and asserts they exit 0. Also checks that the header and
-//! the exported functions name the same set of functions.
+//! Compiles `tests/c/strata_test.c`, `tests/c/txn_test.c`, `tests/c/bulk_test.c` and
+//! `tests/c/range_test.c` (sharing `tests/c/check.h`) with the system C compiler against
+//! `include/strata.h`, links them once with the static library (`libstrata.a`) and once with the
+//! shared one (`libstrata.so`, found through an rpath), runs both, and asserts they exit 0. Also
+//! checks that the header and the exported functions name the same set of functions.
 //!
 //! The libraries are not built for integration tests by every cargo invocation (e.g.
 //! `cargo test --test c_api` on a clean checkout), so the test first runs
@@ -84,6 +84,7 @@ fn compile_and_run(name: &str, link_args: &[String]) {
         .arg(crate_dir().join("tests/c/strata_test.c"))
         .arg(crate_dir().join("tests/c/txn_test.c"))
         .arg(crate_dir().join("tests/c/bulk_test.c"))
+        .arg(crate_dir().join("tests/c/range_test.c"))
         .arg("-o")
         .arg(&exe)
         .args(link_args)

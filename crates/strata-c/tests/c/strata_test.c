@@ -13,6 +13,7 @@ int checks = 0;
 /* Defined in txn_test.c and bulk_test.c. */
 void test_transactions(const char* dir);
 void test_bulk(const char* dir);
+void test_ranges(const char* dir);
 
 /* Checks the iterator is valid at key `k`. */
 static void check_iter_at(const strata_iterator_t* it, const char* k, int line) {
@@ -727,6 +728,7 @@ int main(int argc, char** argv) {
   test_column_families(argv[1], wo, ro);
   test_transactions(argv[1]);
   test_bulk(argv[1]);
+  test_ranges(argv[1]);
 
   strata_writeoptions_destroy(wo);
   strata_readoptions_destroy(ro);
