@@ -18,7 +18,7 @@ workloads=("$@")
 strata=${STRATA:-$here/target/release/strata}
 out=${OUT:-$here/target/bench-all.txt}
 command -v db_bench >/dev/null 2>&1 || "$here/scripts/install-peers.sh"
-[ -x "$strata" ] || (cd "$here" && cargo build --release -p strata-cli)
+[ -x "$strata" ] || (cd "$here" && cargo build --release -p strata-kv-cli)
 mkdir -p "$here/docs/img" "$(dirname "$out")"
 big="--num=1000000 --value_size=800"
 

@@ -25,7 +25,7 @@ strata=${STRATA:-$here/target/release/strata}
 db_bench=${DB_BENCH:-/usr/bin/db_bench}
 [ "$(id -u)" -eq 0 ] || { echo "needs root (memory cgroup, drop_caches)" >&2; exit 2; }
 if [ ! -x "$db_bench" ]; then "$here/scripts/install-peers.sh"; fi
-[ -x "$strata" ] || (cd "$here" && cargo build --release -p strata-cli)
+[ -x "$strata" ] || (cd "$here" && cargo build --release -p strata-kv-cli)
 tuning=$(grep -v '^#' "$here/bench/rocksdb-tuning.flags" | tr '\n' ' ')
 
 # A child cgroup of this shell's own, with the memory limit.

@@ -79,7 +79,7 @@ out=${OUT:-$here/bench/results/not-cached-$(date -u +%Y-%m-%d)}
 has() { [[ ",$engines," == *",$1,"* ]]; }
 
 [ "$(id -u)" -eq 0 ] || { echo "needs root (memory cgroup, drop_caches)" >&2; exit 2; }
-[ -x "$strata" ] || (cd "$here" && cargo build --release -p strata-cli)
+[ -x "$strata" ] || (cd "$here" && cargo build --release -p strata-kv-cli)
 programs=()
 if has rocksdb && ! "$strata" bench --engine=rocksdb --help >/dev/null 2>&1; then
   programs=(--program=rocksdb="$(peers_strata "$strata_peers")")

@@ -17,7 +17,7 @@ rounds=${1:-3}
 strata=${STRATA:-$here/target/release/strata}
 num=${NUM:-1000000}
 value=${VALUE:-800}
-[ -x "$strata" ] || (cd "$here" && cargo build --release -p strata-cli)
+[ -x "$strata" ] || (cd "$here" && cargo build --release -p strata-kv-cli)
 dir=${DIR:-$(mktemp -d "$here/target/presets.XXXX")}
 presets=(balanced bulk_load read_heavy low_memory)
 declare -A cache=([balanced]=33554432 [bulk_load]=33554432 [read_heavy]=268435456 [low_memory]=4194304)

@@ -76,9 +76,9 @@ has() { [[ ",$engines," == *",$1,"* ]]; }
 if [ -z "${STRATA:-}" ] && has rocksdb && ! "$strata" bench --engine=rocksdb --help >/dev/null 2>&1; then
   echo "building $strata with --features rocksdb (RocksDB 10.4.2 from source: ~20 minutes on 2 cores the first time; STRATA=path skips this)" >&2
   "$here/scripts/install-peers.sh" || exit 1 # libclang for the bindings
-  (cd "$here" && cargo build --release -p strata-cli --features rocksdb) || exit 1
+  (cd "$here" && cargo build --release -p strata-kv-cli --features rocksdb) || exit 1
 fi
-[ -x "$strata" ] || (cd "$here" && cargo build --release -p strata-cli) || exit 1
+[ -x "$strata" ] || (cd "$here" && cargo build --release -p strata-kv-cli) || exit 1
 if has leveldb || has wiredtiger-btree || has wiredtiger-lsm || has lmdb; then
   [ -x "$peerbench" ] || PEERBENCH="$peerbench" "$here/scripts/build-peerbench.sh" || exit 1
 fi

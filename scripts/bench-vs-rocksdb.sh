@@ -19,7 +19,7 @@ strata=${STRATA:-$here/target/release/strata}
 db_bench=${DB_BENCH:-/usr/bin/db_bench}
 dir=${BENCH_DIR:-/tmp/strata-vs-rocksdb}
 if [ ! -x "$db_bench" ]; then "$here/scripts/install-peers.sh"; fi
-[ -x "$strata" ] || (cd "$here" && cargo build --release -p strata-cli)
+[ -x "$strata" ] || (cd "$here" && cargo build --release -p strata-kv-cli)
 tuning=$(grep -v '^#' "$here/bench/rocksdb-tuning.flags" | tr '\n' ' ')
 
 # name | flags of a load step run first (empty: none) | flags of the measured step

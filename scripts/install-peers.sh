@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what side-by-side benchmarks need from Debian: RocksDB's db_bench (rocksdb-tools) and
 # clang's libclang (libclang-dev), which the rocksdb feature of strata-cli needs to generate its
-# bindings (`cargo build --release -p strata-cli --features rocksdb`).
+# bindings (`cargo build --release -p strata-kv-cli --features rocksdb`).
 # The other peers (LevelDB, WiredTiger, LMDB) run through peerbench, which
 # scripts/build-peerbench.sh installs the libraries for and compiles (bench/peers/peerbench.cc).
 set -euo pipefail

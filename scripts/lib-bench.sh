@@ -11,7 +11,7 @@ peers_strata() { # [path]
   if [ ! -x "$bin" ]; then
     echo "building $bin (RocksDB 10.4.2 from source: ~30 minutes on 2 cores the first time)" >&2
     "$here/scripts/install-peers.sh" >&2
-    (cd "$here" && CARGO_TARGET_DIR=$here/target/peers cargo build --release -p strata-cli --features rocksdb,heed) >&2
+    (cd "$here" && CARGO_TARGET_DIR=$here/target/peers cargo build --release -p strata-kv-cli --features rocksdb,heed) >&2
   fi
   echo "$bin"
 }

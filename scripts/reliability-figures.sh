@@ -68,15 +68,15 @@ $bin crash-test --db "$work/crash-test-kill" --cycles "$kill_cycles" --threads 4
   --seed "$seed" | grep -E '^(crash-test|final|kill points|  )'
 
 echo "== power loss at page granularity, ${POWER_LOSS_SEEDS:-10000} seeds"
-STRATA_POWER_LOSS_SEEDS=${POWER_LOSS_SEEDS:-10000} cargo test --release -p strata --test power_loss -- --nocapture 2>&1 |
+STRATA_POWER_LOSS_SEEDS=${POWER_LOSS_SEEDS:-10000} cargo test --release -p strata-kv --test power_loss -- --nocapture 2>&1 |
   grep -E '^(power loss|failing seed|test result)'
 echo "== corruption sweep of the last MANIFEST and WAL records"
-cargo test --release -p strata --test corruption_sweep -- --nocapture 2>&1 | grep -E '^(corruption sweep|test result)'
+cargo test --release -p strata-kv --test corruption_sweep -- --nocapture 2>&1 | grep -E '^(corruption sweep|test result)'
 
 if [ "${1:-}" = "--all" ]; then
   for t in fault_injection fault_injection_wal corruption recovery_modes repair resume; do
-    echo "== cargo test --release -p strata --test $t"
-    cargo test --release -p strata --test "$t" 2>&1 | grep -E '^test result'
+    echo "== cargo test --release -p strata-kv --test $t"
+    cargo test --release -p strata-kv --test "$t" 2>&1 | grep -E '^test result'
   done
   echo "== scripts/fuzz.sh $fuzz_seconds"
   scripts/fuzz.sh "$fuzz_seconds"

@@ -10,9 +10,9 @@ cargo clippy --workspace --all-targets -- -D warnings
 cargo test --workspace
 # The engine's kill points, compiled out of every build above: each fires where it is placed and
 # leaves a database that recovers, and the stress tool's kill-point loop reports them.
-cargo test -p strata --features kill-points --test kill_points
+cargo test -p strata-kv --features kill-points --test kill_points
 cargo test -p strata-stress --features kill-points --test stress a_short_kill_point_loop
 # The optional Rust peer engines of `strata bench` (heed, fjall, redb, sled). The RocksDB engine
 # compiles RocksDB from source (~20 minutes on 2 cores), so only scripts/bench-vs-peers.sh builds it.
-cargo clippy -p strata-cli --all-targets --features heed,fjall,redb,sled -- -D warnings
-cargo test -p strata-cli --features heed,fjall,redb,sled --bins engine
+cargo clippy -p strata-kv-cli --all-targets --features heed,fjall,redb,sled -- -D warnings
+cargo test -p strata-kv-cli --features heed,fjall,redb,sled --bins engine

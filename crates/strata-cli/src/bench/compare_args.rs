@@ -12,7 +12,7 @@ use super::compare_engines::{self as engines, Spec};
 use super::engine;
 
 /// RocksDB's tuning flags, the same file scripts/bench-vs-rocksdb.sh reads.
-const TUNING: &str = include_str!("../../../../bench/rocksdb-tuning.flags");
+const TUNING: &str = include_str!("../../rocksdb-tuning.flags");
 
 pub(super) const DEFAULT_DB_BENCH: &str = "/usr/bin/db_bench";
 

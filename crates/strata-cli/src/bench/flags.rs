@@ -653,7 +653,7 @@ mod tests {
 
     #[test]
     fn tuning_flags_file_is_accepted() {
-        let text = include_str!("../../../../bench/rocksdb-tuning.flags");
+        let text = include_str!("../../rocksdb-tuning.flags");
         let args: Vec<&str> = text.lines().filter(|l| !l.starts_with('#') && !l.is_empty()).collect();
         let f = parse(&args).unwrap();
         assert_eq!(f.max_write_buffer_number, Some(3));
