@@ -62,6 +62,11 @@ fn build_library() -> PathBuf {
     for lib in ["libstrata.a", "libstrata.so"] {
         assert!(profile_dir.join(lib).is_file(), "{} was not built", profile_dir.join(lib).display());
     }
+    // The shared library's SONAME (build.rs) is libstrata.so.<major>, the name a program linked
+    // with -lstrata looks for at run time: the link an install makes, made here next to it.
+    let soname = profile_dir.join(concat!("libstrata.so.", env!("CARGO_PKG_VERSION_MAJOR")));
+    let _ = std::fs::remove_file(&soname);
+    std::os::unix::fs::symlink("libstrata.so", &soname).expect("link libstrata.so.<major>");
     profile_dir
 }
 
