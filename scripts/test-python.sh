@@ -33,13 +33,23 @@ if [ "${STRATA_PY_VENV:-1}" != "0" ]; then
   [ -x "$tools/bin/python" ] || "$PYTHON" -m venv "$tools"
   build_py=$root/$tools/bin/python
   test_env=$root/target/py-test-venv
-  "$PYTHON" -m venv --clear "$test_env"
   test_py=$test_env/bin/python
 else
   build_py=$(command -v "$PYTHON")
   test_py=$build_py
 fi
 "$build_py" -m pip install "${pip_quiet[@]}" "maturin>=1.5,<2"
+# The test environment, empty. Without a pip of its own when the tools' pip can install into
+# another interpreter (pip >= 22.3, --python): seeding pip takes most of venv's time.
+test_pip=("$test_py" -m pip)
+if [ "$test_py" != "$build_py" ]; then
+  if "$build_py" -m pip --help | grep -q -- '--python <python>'; then
+    "$PYTHON" -m venv --clear --without-pip "$test_env"
+    test_pip=("$build_py" -m pip --python "$test_py")
+  else
+    "$PYTHON" -m venv --clear "$test_env"
+  fi
+fi
 
 # The wheel, alone in its directory so the glob below names exactly one file.
 wheels=$root/target/py-wheel
@@ -50,10 +60,10 @@ wheel=$(echo "$wheels"/strata_kv-*.whl)
 [ -f "$wheel" ] || { echo "test-python.sh: no wheel in $wheels" >&2; exit 1; }
 echo "test-python.sh: installing $(basename "$wheel")"
 if [ "$test_py" != "$build_py" ]; then
-  "$test_py" -m pip install "${pip_quiet[@]}" "${wheel}[test]"
+  "${test_pip[@]}" install "${pip_quiet[@]}" "${wheel}[test]"
 else
-  "$test_py" -m pip install "${pip_quiet[@]}" pytest
-  "$test_py" -m pip install "${pip_quiet[@]}" --force-reinstall --no-deps "$wheel"
+  "${test_pip[@]}" install "${pip_quiet[@]}" pytest
+  "${test_pip[@]}" install "${pip_quiet[@]}" --force-reinstall --no-deps "$wheel"
 fi
 
 scratch=$(mktemp -d)
