@@ -251,7 +251,7 @@ pub fn unknown_engine(name: &str) -> String {
     if OPTIONAL.contains(&name) {
         format!(
             "this strata binary was built without the {name} engine: build it with \
-             `cargo build --release -p strata-cli --features {name}`"
+             `cargo build --release -p strata-kv-cli --features {name}`"
         )
     } else {
         format!("unknown engine {name:?} (this binary has: {})", ENGINES.join(", "))
