@@ -2,11 +2,11 @@
 # Tests the installed C library, as a C user gets it: scripts/install-c.sh into a scratch
 # PREFIX, then checks the layout (libstrata.so.X.Y.Z with SONAME libstrata.so.X, the two links,
 # libstrata.a, strata.h, strata.pc), and compiles the C API's test program
-# (crates/strata-c/tests/c) with nothing but `pkg-config --cflags --libs strata` against the
+# (crates/strata-c/tests/c/*.c) with nothing but `pkg-config --cflags --libs strata` against the
 # install, once with the shared library (rpath into PREFIX; the program must need
 # libstrata.so.X and load it from there) and once with the static one (pkg-config --static's
 # Libs.private), and runs both.
-#   env: PROFILE (release, as install-c.sh; CI passes dev to reuse its debug build), CC (cc)
+#   env: PROFILE (release, as install-c.sh; dev reuses the tests' debug build), CC (cc)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -33,13 +33,14 @@ echo "test-c-install.sh: $real has SONAME $soname"
 export PKG_CONFIG_PATH=$lib/pkgconfig
 version=$(pkg-config --modversion strata)
 [ "$real" = "libstrata.so.$version" ] || fail "strata.pc says version $version, the library is $real"
-src=$root/crates/strata-c/tests/c
+# Every C file of the C API's test (strata_test.c's main calls into the others).
+sources=("$root"/crates/strata-c/tests/c/*.c)
 flags=(-std=c99 -Wall -Wextra -Werror -pedantic)
 
 # Shared: only pkg-config's flags, plus an rpath to the scratch prefix.
 read -ra cflags <<<"$(pkg-config --cflags strata)"
 read -ra libs <<<"$(pkg-config --libs strata)"
-"$cc" "${flags[@]}" "${cflags[@]}" "$src/strata_test.c" "$src/txn_test.c" -o "$work/shared" "${libs[@]}" \
+"$cc" "${flags[@]}" "${cflags[@]}" "${sources[@]}" -o "$work/shared" "${libs[@]}" \
   -Wl,-rpath,"$lib"
 needed=$(readelf -d "$work/shared" | sed -n 's/.*(NEEDED).*\[\(libstrata[^]]*\)\]/\1/p')
 [ "$needed" = "$soname" ] || fail "the program needs '$needed', not $soname"
@@ -54,7 +55,7 @@ static_libs=()
 for l in $(pkg-config --static --libs-only-l strata); do
   [ "$l" = -lstrata ] || static_libs+=("$l")
 done
-"$cc" "${flags[@]}" "${cflags[@]}" "$src/strata_test.c" "$src/txn_test.c" -o "$work/static" "$lib/libstrata.a" \
+"$cc" "${flags[@]}" "${cflags[@]}" "${sources[@]}" -o "$work/static" "$lib/libstrata.a" \
   "${static_libs[@]}"
 if readelf -d "$work/static" | grep -q 'NEEDED.*libstrata'; then fail "the static program needs libstrata.so"; fi
 mkdir "$work/db-static"
