@@ -22,10 +22,11 @@ fail() { echo "test-crate-package.sh: $*" >&2; exit 1; }
 version=$(cargo pkgid -p strata-kv)
 version=${version##*[#@]}
 # --allow-dirty: the check is of the tree as it is, committed or not. --no-verify: cargo's own
-# verification builds strata-kv-cli against strata-kv extracted from a local registry into
-# $CARGO_HOME/registry/src, where nothing already there is extracted again: from the second run
-# on, with the version unchanged, it builds the CLI against the engine of the first run. The
-# builds below stand in for it, from the .crate files themselves.
+# verification builds strata-kv-cli against strata-kv taken from a local registry, as a registry
+# package, and cargo takes a registry package's name and version for its content: with the
+# version unchanged, it reuses the extraction ($CARGO_HOME/registry/src) and the build (target/)
+# of an earlier run, so the CLI was "verified" against an old engine. The builds below stand in
+# for it, from the .crate files themselves, as path packages (rebuilt when they change).
 cargo package -p strata-kv -p strata-kv-cli --no-verify --allow-dirty 2>&1 | grep -v '^warning: ignoring test'
 for crate in strata-kv strata-kv-cli; do
   file=$target/package/$crate-$version.crate
