@@ -6,7 +6,7 @@
 //! checked every time.
 //!
 //! CI runs `STRATA_CRASH_CYCLES` cycles (default 20). The long run:
-//! `STRATA_CRASH_CYCLES=1000 cargo test --release -p strata --test crash -- --nocapture`
+//! `STRATA_CRASH_CYCLES=1000 cargo test --release -p strata-kv --test crash -- --nocapture`
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;

@@ -437,7 +437,7 @@ fn write_phase(db: &Db, phase: &Phase) {
 }
 
 /// Writes the fixture. Run it only to create a fixture for a NEW format, in a new directory:
-/// `cargo test -p strata --test fixture_db -- --ignored regenerate_fixture`. It refuses to
+/// `cargo test -p strata-kv --test fixture_db -- --ignored regenerate_fixture`. It refuses to
 /// overwrite an existing fixture (delete it by hand first, and only if its format was never
 /// released).
 #[test]

@@ -2,7 +2,7 @@
 //! SIGKILL, log the point's name, and leave a database that opens with every acknowledged write.
 //! The long randomized version is `strata-stress crash-loop --kill-points`.
 //!
-//! Run with `cargo test -p strata --features kill-points --test kill_points`.
+//! Run with `cargo test -p strata-kv --features kill-points --test kill_points`.
 #![cfg(feature = "kill-points")]
 
 use std::io::{BufRead, BufReader};

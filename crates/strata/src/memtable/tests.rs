@@ -403,7 +403,7 @@ proptest! {
 }
 
 /// Rough throughput numbers, not a correctness test. Run with
-/// `cargo test -p strata --release --no-default-features memtable::tests::bench -- --ignored --nocapture`.
+/// `cargo test -p strata-kv --release --no-default-features memtable::tests::bench -- --ignored --nocapture`.
 #[test]
 #[ignore = "benchmark; run in release"]
 fn bench_fill_and_get() {
