@@ -8,7 +8,7 @@
 //! over the blob threshold into blob files) under one new sequence number and installed in the
 //! deepest level whose files, and every level's above it, leave the range free. The caller's
 //! files are only read. This module must not change how the write path or compactions work; it
-//! only takes their locks in their order (leader, then versions, then bg).
+//! only takes their locks in their order (leader, then the compaction slot, versions and bg).
 
 mod file_writer;
 mod sequenced;
@@ -78,9 +78,7 @@ impl Db {
             return Err(Error::ReadOnly);
         }
         let checked = check_files(&self.inner, paths)?;
-        self.inner.hold_compactions()?;
-        let result = run_job("ingestion", || self.inner.ingest_checked(family, &checked));
-        self.inner.release_compactions();
+        let result = self.inner.ingest_checked(family, &checked);
         self.inner.delete_obsolete_files();
         result
     }
@@ -180,7 +178,13 @@ impl DbInner {
             if self.memtables_overlap(family, files) {
                 continue;
             }
-            return self.copy_in(family, files);
+            // Only now, with the leader lock held: a writer stalled on L0 holds that lock while it
+            // waits for a compaction, so holding compactions off before taking it could deadlock.
+            // A running compaction finishes without the leader lock.
+            self.hold_compactions()?;
+            let copied = run_job("ingestion", || self.copy_in(family, files));
+            self.release_compactions();
+            return copied;
         }
         Err(Error::Busy("writers kept writing into the range of the files being ingested".into()))
     }
