@@ -18,7 +18,7 @@ use super::blob_lookahead::{BlobLookahead, LookaheadSource};
 use super::family::Family;
 use super::iter_pool::{PooledIter, ThreadDb};
 use super::iter_range_dels::{hidden, IterRangeDels};
-use super::prefix_children::{children_for_prefix, prefix_filter};
+use super::prefix_filter::{prefix_filter, PrefixFilter};
 use super::{DbInner, SuperVersion};
 use crate::blob::readahead::Readahead;
 use crate::blob::{BlobPointer, BlobReader, BlobWalk};
@@ -26,7 +26,7 @@ use crate::error::{Error, Result};
 use crate::iter::first_key::KnownFirstKey;
 use crate::iter::level::{LevelIterator, TableOpener};
 use crate::iter::merging::MergingIterator;
-use crate::iter::InternalIterator;
+use crate::iter::{EmptyIterator, InternalIterator};
 use crate::key::{self, SeqNo, ValueKind, MAX_SEQ};
 use crate::options::{ReadOptions, NUM_LEVELS};
 use crate::snapshot::Snapshot;
@@ -118,7 +118,7 @@ pub struct DbIterator {
     blob_reads: u64,
     /// The super version `iter` reads; `None` only once `drop` handed it to the pool.
     pinned: Option<Arc<SuperVersion>>,
-    /// False when the children were chosen for one prefix (`db::prefix_children`).
+    /// False when the children were chosen for one prefix (`db::prefix_filter`).
     poolable: bool,
     fill_cache: bool,
     /// The column family read; `None` for the default one (no reference count to touch).
@@ -202,10 +202,7 @@ impl DbIterator {
             Some(p) => (p.sv, p.iter, p.key, p.value, p.seek_target, p.blob_files),
             None => {
                 let pinned = arc_swap::Guard::into_inner(current);
-                let kids = match &prefix_filter {
-                    Some(filter) => children_for_prefix(db, &pinned, opts.fill_cache, filter)?,
-                    None => children(db, &pinned, opts.fill_cache)?,
-                };
+                let kids = children(db, &pinned, opts.fill_cache, prefix_filter.as_ref())?;
                 (pinned, MergingIterator::new(kids), Vec::new(), Vec::new(), Vec::new(), Vec::new())
             }
         };
@@ -646,7 +643,7 @@ impl DbIterator {
 impl LookaheadSource for DbIterator {
     fn internal_iter(&self) -> Result<MergingIterator> {
         let sv = self.pinned.as_ref().ok_or(Error::Closed)?;
-        Ok(MergingIterator::new(children(self.db.inner(), sv, self.fill_cache)?))
+        Ok(MergingIterator::new(children(self.db.inner(), sv, self.fill_cache, None)?))
     }
 
     fn blob_file(&self, number: u64) -> Result<Arc<BlobReader>> {
@@ -654,11 +651,13 @@ impl LookaheadSource for DbIterator {
     }
 }
 
-/// The internal iterators of every memtable and file in `sv`, newest first.
+/// The internal iterators of every memtable and file in `sv`, newest first; with `filter`,
+/// without the tables it rules out (an L0 table is left out, a deeper one reads as empty).
 pub(super) fn children(
     db: &Arc<DbInner>,
     sv: &SuperVersion,
     fill_cache: bool,
+    filter: Option<&PrefixFilter>,
 ) -> Result<Vec<Box<dyn InternalIterator>>> {
     let mut out: Vec<Box<dyn InternalIterator>> = Vec::new();
     out.push(Box::new(sv.mem.iter()));
@@ -668,6 +667,11 @@ pub(super) fn children(
     // L0 tables are children of their own; one that starts after a seek's target is not read
     // until the scan reaches it (after a time-ordered load, that is most of them).
     for f in &sv.version.files[0] {
+        if let Some(filter) = filter {
+            if filter.rules_out(db, f.number)? {
+                continue;
+            }
+        }
         let table = db.table_cache.table_iter(f.number, fill_cache)?;
         // A table with range tombstones may start below its first entry: nothing to defer.
         let first = if f.num_range_deletions > 0 { Vec::new() } else { f.smallest.clone() };
@@ -676,8 +680,14 @@ pub(super) fn children(
     // Weak: the database's iterator pool keeps these children, and a strong reference would
     // make the database own itself.
     let weak = Arc::downgrade(db);
+    let filter = filter.cloned();
     let open: TableOpener = Arc::new(move |f| {
         let db = weak.upgrade().ok_or(Error::Closed)?;
+        if let Some(filter) = &filter {
+            if filter.rules_out(&db, f.number)? {
+                return Ok(Box::new(EmptyIterator::new()) as Box<dyn InternalIterator>);
+            }
+        }
         Ok(Box::new(db.table_cache.table_iter(f.number, fill_cache)?) as Box<dyn InternalIterator>)
     });
     for level in 1..NUM_LEVELS {

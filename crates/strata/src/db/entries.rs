@@ -31,16 +31,10 @@ pub struct Iter {
     db: Db,
     family: Option<ColumnFamily>,
     opts: ReadOptions,
-    front: End,
-    back: End,
+    /// Each end's cursor once that end has been asked for; it stays on the last entry it gave.
+    front: Option<DbIterator>,
+    back: Option<DbIterator>,
     finished: bool,
-}
-
-/// One end of an [`Iter`]: its cursor once the end has been asked for, and the last key it gave.
-#[derive(Default)]
-struct End {
-    cursor: Option<DbIterator>,
-    last: Option<Vec<u8>>,
 }
 
 impl Iter {
@@ -50,7 +44,7 @@ impl Iter {
             // Both ends must read the same point in time, though their cursors start apart.
             opts.snapshot = Some(db.snapshot());
         }
-        Iter { db: db.clone(), family, opts, front: End::default(), back: End::default(), finished: false }
+        Iter { db: db.clone(), family, opts, front: None, back: None, finished: false }
     }
 
     /// Steps one end (opening and positioning its cursor on first use) and returns its entry,
@@ -61,7 +55,7 @@ impl Iter {
         }
         let (this, other) =
             if forward { (&mut self.front, &self.back) } else { (&mut self.back, &self.front) };
-        let cursor = match this.cursor.as_mut() {
+        let cursor = match this.as_mut() {
             Some(c) => {
                 if forward {
                     c.next()
@@ -87,7 +81,7 @@ impl Iter {
                 } else {
                     c.seek_to_last()
                 }
-                this.cursor.insert(c)
+                this.insert(c)
             }
         };
         if !cursor.valid() {
@@ -95,14 +89,14 @@ impl Iter {
             return cursor.status().err().map(Err);
         }
         let key = cursor.key();
-        let crossed = other.last.as_deref().is_some_and(|o| if forward { key >= o } else { key <= o });
+        // The other end's cursor sits on the last entry it gave: meeting it ends both.
+        let other_key = other.as_ref().filter(|c| c.valid()).map(DbIterator::key);
+        let crossed = other_key.is_some_and(|o| if forward { key >= o } else { key <= o });
         if crossed {
             self.finished = true;
             return None;
         }
-        let entry = (key.to_vec(), cursor.value().to_vec());
-        this.last = Some(entry.0.clone());
-        Some(Ok(entry))
+        Some(Ok((key.to_vec(), cursor.value().to_vec())))
     }
 }
 

@@ -56,7 +56,7 @@ pub fn for_each_internal_entry(
     };
     // Pinned for the whole walk, so no flush or compaction removes a file it reads.
     let sv = family.super_version.load_full();
-    let mut it = MergingIterator::new(children(&db.inner, &sv, false)?);
+    let mut it = MergingIterator::new(children(&db.inner, &sv, false, None)?);
     match from {
         Some(k) => it.seek(&key::seek_key(k, key::MAX_SEQ)),
         None => it.seek_to_first(),

@@ -39,7 +39,7 @@ mod iter_range_dels;
 mod memtable_budget;
 mod open;
 mod options_file;
-mod prefix_children;
+mod prefix_filter;
 mod properties;
 mod read;
 mod recovery_report;

@@ -81,8 +81,10 @@ pub struct TableBuilder {
     data: BlockBuilder,
     index: BlockBuilder,
     bloom: Option<BloomBuilder>,
-    /// The last prefix added to the bloom filter (keys sharing it add it once).
-    last_prefix: Option<Vec<u8>>,
+    /// The last prefix added to the bloom filter (keys sharing it add it once); valid when
+    /// `has_prefix`, kept allocated across prefixes.
+    last_prefix: Vec<u8>,
+    has_prefix: bool,
     /// Handle of the last flushed data block, indexed once the next key shows a separator.
     pending_index: Option<BlockHandle>,
     last_key: Vec<u8>,
@@ -115,7 +117,8 @@ impl TableBuilder {
             // Index entries are looked up by binary search alone, so every entry is a restart.
             index: BlockBuilder::new(1),
             bloom: (opts.bloom_bits_per_key > 0).then(|| BloomBuilder::new(opts.bloom_bits_per_key)),
-            last_prefix: None,
+            last_prefix: Vec::new(),
+            has_prefix: false,
             opts,
             pending_index: None,
             last_key: Vec::new(),
@@ -147,9 +150,11 @@ impl TableBuilder {
             let user_key = key::user_key(ikey);
             b.add_key(user_key);
             let prefix = self.opts.prefix_extractor.and_then(|p| p.prefix_of(user_key));
-            if let Some(prefix) = prefix.filter(|p| self.last_prefix.as_deref() != Some(*p)) {
+            if let Some(prefix) = prefix.filter(|p| !self.has_prefix || self.last_prefix != *p) {
                 b.add_key(prefix);
-                self.last_prefix = Some(prefix.to_vec());
+                self.last_prefix.clear();
+                self.last_prefix.extend_from_slice(prefix);
+                self.has_prefix = true;
             }
         }
         self.note_entry(ikey, value);
