@@ -49,8 +49,6 @@ impl DbInner {
                 target.display()
             )));
         }
-        // Every acknowledged write, logged or not, goes into tables the checkpoint links.
-        self.flush_all_and_wait()?;
         let placed = self.fill_checkpoint(&tmp).and_then(|()| self.fs.rename(&tmp, target));
         if let Err(e) = placed {
             self.discard_staging(&tmp);
@@ -74,7 +72,11 @@ impl DbInner {
         self.discard_staging(tmp);
         // The version is held until every file it lists is linked: a version someone holds keeps
         // its files from obsolete-file deletion, whatever compactions do meanwhile.
-        let (families, manifest_number) = self.versions.lock().write_manifest_into(tmp)?;
+        // Every acknowledged write, logged or not, goes into tables the checkpoint links, and
+        // the versions are taken at one point across families (an atomic batch is wholly in
+        // the checkpoint or wholly out of it).
+        let (families, manifest_number) =
+            self.at_flushed_cut(|| self.versions.lock().write_manifest_into(tmp))?;
         for version in families.values().map(|f| &f.current) {
             for number in version.table_numbers() {
                 self.fs.link_or_copy(&filenames::table(&self.dir, number), &filenames::table(tmp, number))?;

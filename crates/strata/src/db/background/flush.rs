@@ -143,9 +143,11 @@ impl DbInner {
     }
 
     /// Switches `family`'s memtable (if it holds anything) and waits until every immutable
-    /// memtable of it is flushed.
+    /// memtable of it switched before this call is flushed. Memtables that writers fill and
+    /// switch meanwhile are not waited for: under a steady writer there always is one, and the
+    /// wait would never end.
     pub(crate) fn flush_and_wait(&self, family: &Family) -> Result<()> {
-        {
+        let newest = {
             let mut leader = self.leader.lock();
             if let Some(e) = self.background_error() {
                 return Err(e);
@@ -158,13 +160,48 @@ impl DbInner {
                 family.memtable_budget.add_memtable(true);
                 self.switch_memtable(&mut leader, family)?;
             }
-        }
+            let bg = self.bg.lock();
+            bg.imm_queue.iter().rev().find(|e| e.family.id == family.id).map(|e| Arc::clone(&e.mem))
+        };
+        let Some(newest) = newest else { return Ok(()) };
+        // The queue is flushed in order: once the newest is gone, so are the older ones.
         let mut bg = self.bg.lock();
-        while bg.imm_queue.iter().any(|e| e.family.id == family.id) {
+        while bg.imm_queue.iter().any(|e| Arc::ptr_eq(&e.mem, &newest)) {
             bg.end_of_wait()?;
             self.bg_cv.wait(&mut bg);
         }
         Ok(())
+    }
+
+    /// Flushes every family so that their tables hold exactly the writes made before one point,
+    /// and runs `capture` (which records the current versions) at that point, with writers held
+    /// off. Flushing family by family is not enough for a copy of the whole database: a batch
+    /// written across two families between their flushes would land in the tables of one and
+    /// the memtable of the other, and the copy would hold half of it (a Raft snapshot would hold
+    /// an applied index whose effects are missing). Most of the data is flushed first with
+    /// writers free, so they are held off only while what came in meanwhile is flushed.
+    pub(crate) fn at_flushed_cut<T>(&self, capture: impl FnOnce() -> Result<T>) -> Result<T> {
+        self.flush_all_and_wait()?;
+        let mut leader = self.leader.lock();
+        if let Some(e) = self.background_error() {
+            return Err(e);
+        }
+        for family in self.families.load_full().iter() {
+            if !family.is_dropped() && !family.super_version.load().mem.is_empty() {
+                family.memtable_budget.add_memtable(true);
+                self.switch_memtable(&mut leader, family)?;
+            }
+        }
+        // Flushes run without the leader lock (a writer stalled on a full memtable holds it too).
+        let mut bg = self.bg.lock();
+        while !bg.imm_queue.is_empty() {
+            bg.end_of_wait()?;
+            self.bg_cv.wait(&mut bg);
+        }
+        drop(bg);
+        let captured = capture();
+        drop(leader);
+        captured
     }
 
     /// [`DbInner::flush_and_wait`] for every family.
