@@ -87,6 +87,8 @@ pub struct NodeStatus {
     pub last_log_index: Option<u64>,
     pub last_applied: Option<u64>,
     pub snapshot_index: Option<u64>,
+    /// Log entries up to here are deleted (covered by the snapshot).
+    pub purged_index: Option<u64>,
     pub voters: BTreeSet<NodeId>,
     pub learners: BTreeSet<NodeId>,
     /// Every member's address.
