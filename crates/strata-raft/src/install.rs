@@ -131,7 +131,7 @@ pub(crate) fn recover(shared: &Shared) -> strata::Result<()> {
     if let Some((meta, path)) = best {
         shared.snapshots.set_current(meta, path);
     } else {
-        shared.snapshots.delete_others(None);
+        shared.snapshots.delete_all();
     }
     Ok(())
 }

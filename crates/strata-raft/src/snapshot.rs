@@ -41,27 +41,21 @@ impl Snapshots {
     }
 
     /// Makes `path` the current snapshot unless a newer one is, and deletes the other
-    /// snapshot files. A file being sent keeps being readable while open (POSIX unlink).
+    /// snapshot files. A file being sent keeps being readable while open (POSIX unlink). The
+    /// lock is held while deleting, so a concurrent call cannot delete the file made current.
     pub(crate) fn set_current(&self, meta: Meta, path: PathBuf) {
         let mut current = self.current.lock().unwrap_or_else(PoisonError::into_inner);
-        let older = current.as_ref().is_some_and(|(m, _)| m.last_log_id > meta.last_log_id);
-        let keep = if older { current.as_ref().map(|(_, p)| p.clone()) } else { Some(path.clone()) };
-        if !older {
+        if current.as_ref().is_none_or(|(m, _)| m.last_log_id <= meta.last_log_id) {
             *current = Some((meta, path));
         }
-        drop(current);
-        self.delete_others(keep.as_deref());
+        let keep = current.as_ref().map(|(_, p)| p.as_path());
+        delete_snapshot_files(&self.dir, keep);
     }
 
-    /// Deletes every snapshot file but `keep`. Files being received are left alone.
-    pub(crate) fn delete_others(&self, keep: Option<&Path>) {
-        let Ok(dir) = std::fs::read_dir(&self.dir) else { return };
-        for path in dir.flatten().map(|e| e.path()) {
-            if is_snapshot_file(&path) && Some(path.as_path()) != keep {
-                // A file that cannot be removed now is removed at the next open.
-                let _ = std::fs::remove_file(&path);
-            }
-        }
+    /// Deletes every snapshot file.
+    pub(crate) fn delete_all(&self) {
+        let _current = self.current.lock().unwrap_or_else(PoisonError::into_inner);
+        delete_snapshot_files(&self.dir, None);
     }
 
     /// A fresh path for the network layer to write a received snapshot into.
@@ -76,6 +70,17 @@ impl Snapshots {
             return Err(strata::Error::InvalidArgument(format!("snapshot id {id:?} is not a file name")));
         }
         Ok(self.dir.join(format!("snap-{id}.snap")))
+    }
+}
+
+/// Deletes every snapshot file in `dir` but `keep`. Files being received are left alone.
+fn delete_snapshot_files(dir: &Path, keep: Option<&Path>) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for path in entries.flatten().map(|e| e.path()) {
+        if is_snapshot_file(&path) && Some(path.as_path()) != keep {
+            // A file that cannot be removed now is removed at the next open.
+            let _ = std::fs::remove_file(&path);
+        }
     }
 }
 

@@ -152,7 +152,13 @@ pub(crate) fn unpack(path: &Path, into: &Path) -> strata::Result<Unpacked> {
     let mut ssts = Vec::new();
     loop {
         match section_head(path, &mut input)? {
-            (END, 0) => break,
+            (END, 0) => {
+                read_payload(path, &mut input, 0, &mut std::io::sink())?;
+                if input.read(&mut [0u8; 1]).map_err(|e| io(path, e))? != 0 {
+                    return Err(corrupt(path, "bytes after the END section"));
+                }
+                break;
+            }
             (SST, len) => {
                 let sst = into.join(format!("{:06}.sst", ssts.len()));
                 let mut out = BufWriter::new(File::create(&sst).map_err(|e| io(&sst, e))?);
@@ -164,4 +170,81 @@ pub(crate) fn unpack(path: &Path, into: &Path) -> strata::Result<Unpacked> {
         }
     }
     Ok(Unpacked { meta, ssts })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use openraft::{CommittedLeaderId, LogId, StoredMembership};
+
+    fn meta() -> Meta {
+        let id = LogId::new(CommittedLeaderId::new(3, 1), 9);
+        Meta {
+            last_log_id: Some(id),
+            last_membership: StoredMembership::default(),
+            snapshot_id: "3-9-x".into(),
+        }
+    }
+
+    /// A snapshot file with two table files of `payloads`.
+    fn sample(dir: &Path, payloads: &[&[u8]]) -> PathBuf {
+        let ssts: Vec<PathBuf> = payloads
+            .iter()
+            .enumerate()
+            .map(|(i, p)| {
+                let path = dir.join(format!("in{i}.sst"));
+                std::fs::write(&path, p).unwrap();
+                path
+            })
+            .collect();
+        let path = dir.join("snap");
+        write(&path, &meta(), &ssts).unwrap();
+        path
+    }
+
+    #[test]
+    fn round_trips_meta_and_tables() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = sample(dir.path(), &[b"first table", b"second"]);
+        assert_eq!(read_meta(&path).unwrap(), meta());
+        let out = unpack(&path, &dir.path().join("out")).unwrap();
+        assert_eq!(out.meta, meta());
+        let read: Vec<Vec<u8>> = out.ssts.iter().map(|p| std::fs::read(p).unwrap()).collect();
+        assert_eq!(read, vec![b"first table".to_vec(), b"second".to_vec()]);
+    }
+
+    #[test]
+    fn every_flipped_bit_and_every_truncation_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = sample(dir.path(), &[b"first table", b"second"]);
+        let bytes = std::fs::read(&path).unwrap();
+        let damaged = dir.path().join("damaged");
+        for i in 0..bytes.len() {
+            for variant in [Some(i), None] {
+                let content = match variant {
+                    Some(i) => {
+                        let mut b = bytes.clone();
+                        b[i] ^= 0x04;
+                        b
+                    }
+                    None => bytes[..i].to_vec(),
+                };
+                std::fs::write(&damaged, &content).unwrap();
+                let r = unpack(&damaged, &dir.path().join("out"));
+                assert!(r.is_err(), "damage at byte {i} ({variant:?}) not detected");
+            }
+        }
+        std::fs::write(&damaged, [&bytes[..], b"x"].concat()).unwrap();
+        assert!(unpack(&damaged, &dir.path().join("out")).is_err(), "trailing byte not detected");
+    }
+
+    #[test]
+    fn other_versions_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = sample(dir.path(), &[]);
+        let mut bytes = std::fs::read(&path).unwrap();
+        bytes[8] = 2;
+        std::fs::write(&path, &bytes).unwrap();
+        assert!(matches!(read_meta(&path), Err(strata::Error::Corruption(m)) if m.contains("version 2")));
+    }
 }
