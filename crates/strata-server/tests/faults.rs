@@ -121,9 +121,7 @@ async fn wiped_follower_rejoins_by_snapshot() {
     }
     let reference = store_contents(&c, leader);
     assert_eq!(reference.iter().filter(|(k, _)| k.starts_with(b"s/")).count(), 1300);
-    for id in all {
-        assert!(store_contents(&c, id) == reference, "node {id}'s state machine differs from the leader's");
-    }
+    cluster::assert_same_stores(&c, leader, &all);
 }
 
 /// Puts `n` keys `<prefix>/<i>` through 8 concurrent tasks; every put must succeed.
@@ -184,9 +182,7 @@ async fn partitioned_minority_stops_acknowledging_and_catches_up() {
     }
     let reference = store_contents(&c, new);
     assert_eq!(reference.iter().filter(|(k, _)| k.starts_with(b"m/")).count(), 50);
-    for id in all {
-        assert!(store_contents(&c, id) == reference, "node {id} differs from the others after healing");
-    }
+    cluster::assert_same_stores(&c, new, &all);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -206,7 +202,7 @@ async fn linearizable_across_crashes(crashes: usize) {
     let recorder = Arc::new(Recorder::new());
     let stop = Arc::new(AtomicBool::new(false));
     let client = c.client().with_timeout(Duration::from_secs(3));
-    let clients: Vec<_> = (0..4)
+    let clients: Vec<_> = (0..6)
         .map(|id| {
             tokio::spawn(workload::random_client(client.clone(), id, 10, recorder.clone(), stop.clone()))
         })
@@ -224,11 +220,13 @@ async fn linearizable_across_crashes(crashes: usize) {
         t.await.expect("client task");
     }
     let history = recorder.history();
-    let unknown = history.iter().filter(|o| o.ret.is_none()).count();
+    let count = |f: fn(&Operation) -> bool| history.iter().filter(|o| f(o)).count();
+    let unknown = count(|o| o.ret.is_none());
+    let swaps = count(|o| o.ret.is_some() && matches!(o.action, Action::Cas { swapped: true, .. }));
+    let misses = count(|o| o.ret.is_some() && matches!(o.action, Action::Cas { swapped: false, .. }));
     let checked = lincheck::check(&history).unwrap_or_else(|e| panic!("{e}"));
     eprintln!(
-        "{checked:?}: {} operations, {unknown} with unknown outcome, {crashes} leader crashes",
-        history.len()
+        "{checked:?}: {unknown} with unknown outcome; compare-and-sets: {swaps} swapped, {misses} not; {crashes} leader crashes"
     );
     assert!(history.len() > 100, "too little happened to check: {}", history.len());
 

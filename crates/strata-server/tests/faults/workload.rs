@@ -83,7 +83,8 @@ pub async fn assert_readable(client: &Client, prefix: &str, acked: &[Acked]) {
 }
 
 /// Random operations of one client on `keys` registers, recorded until `stop`. Values are unique
-/// ("c<client>-<n>"), so a read names the write it saw.
+/// ("c<client>-<n>"), so a read names the write it saw. A compare-and-set expects the value this
+/// client last saw or wrote, so some succeed and some find another client's write.
 pub async fn random_client(
     client: Client,
     id: u64,
@@ -108,14 +109,29 @@ pub async fn random_client(
                 }
                 (Action::Read(got.as_ref().ok().cloned().flatten()), got.map(|_| ()))
             }
-            40..75 => (Action::Write(Some(fresh.clone())), client.put(&key, &fresh).await),
-            75..80 => (Action::Write(None), client.delete(&key).await),
+            40..75 => {
+                let put = client.put(&key, &fresh).await;
+                if put.is_ok() {
+                    last_seen.insert(k, Some(fresh.clone()));
+                }
+                (Action::Write(Some(fresh)), put)
+            }
+            75..80 => {
+                let delete = client.delete(&key).await;
+                if delete.is_ok() {
+                    last_seen.insert(k, None);
+                }
+                (Action::Write(None), delete)
+            }
             _ => {
                 let expected = last_seen.get(&k).cloned().flatten();
                 let compare = Compare::ValueIs { key: key.clone(), value: expected.clone() };
                 let put = Op::Put { key: key.clone(), value: fresh.clone() };
                 let outcome = client.txn(vec![compare], vec![put], Vec::new()).await;
                 let swapped = *outcome.as_ref().unwrap_or(&false);
+                if swapped {
+                    last_seen.insert(k, Some(fresh.clone()));
+                }
                 (Action::Cas { expected, new: Some(fresh), swapped }, outcome.map(|_| ()))
             }
         };
