@@ -179,3 +179,64 @@ async fn wait_for(mut check: impl FnMut() -> bool) -> bool {
     }
     false
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn cluster_client_gives_up_in_time_when_no_node_answers() {
+    // Bind then drop a listener: nothing listens on that port afterwards.
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let client = Client::new(vec![format!("127.0.0.1:{port}")]).with_timeout(Duration::from_millis(500));
+    let started = std::time::Instant::now();
+    let err = client.put(b"k", b"v").await.unwrap_err();
+    assert!(matches!(err, ClientError::Unavailable(_)), "{err:?}");
+    assert!(err.not_applied());
+    let elapsed = started.elapsed();
+    assert!(elapsed >= Duration::from_millis(400) && elapsed < Duration::from_secs(3), "{elapsed:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn cluster_membership_change_promotes_a_learner_and_removes_a_voter() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cluster = three_nodes(dir.path(), fast_timeouts).await;
+    let client = cluster.client();
+    client.put(b"k", b"v").await.unwrap();
+    let addr = cluster.start_node(4).await.unwrap();
+    client.add_learner(4, &addr).await.unwrap();
+    client.change_membership([2, 3, 4].into()).await.unwrap();
+    let voters: BTreeSet<u64> = [2, 3, 4].into();
+    cluster.wait_leader(&voters, WAIT).await.expect("the new voters agree on a leader");
+    // A client that knows only node 4 (not a starting member) can write.
+    Client::new(vec![addr]).put(b"k2", b"v2").await.unwrap();
+    assert_eq!(client.get(b"k2").await.unwrap(), Some(b"v2".to_vec()));
+    let leader = cluster.wait_leader(&voters, WAIT).await.unwrap();
+    let status = cluster.status(leader).unwrap();
+    assert_eq!(status.voters, voters);
+    assert!(status.learners.is_empty(), "{status:?}");
+    assert!(!status.nodes.contains_key(&1), "{status:?}");
+    cluster.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn cluster_admin_routes_answer() {
+    let dir = tempfile::tempdir().unwrap();
+    let cluster = three_nodes(dir.path(), fast_timeouts).await;
+    let http = strata_server::http::HttpClient::new();
+    let addr = cluster.addr(2);
+    let t = Duration::from_secs(5);
+    let (code, body) = http.get(&addr, "/cluster/status?format=json", t).await.unwrap();
+    let json: serde_json::Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!((code, json["id"].as_u64()), (200, Some(2)));
+    assert_eq!(json["voters"], serde_json::json!([1, 2, 3]));
+    let (code, body) = http.get(&addr, "/admin/stats", t).await.unwrap();
+    assert_eq!(code, 200);
+    assert!(String::from_utf8_lossy(&body).contains("Level"), "{body:?}");
+    let (code, body) = http.get(&addr, "/admin/property?name=strata.num-files-at-level0", t).await.unwrap();
+    assert_eq!(code, 200);
+    assert!(String::from_utf8_lossy(&body).trim().parse::<u64>().is_ok(), "{body:?}");
+    let (code, _) = http.get(&addr, "/admin/property?name=no.such", t).await.unwrap();
+    assert_eq!(code, 404);
+    let (code, _) = http.post(&addr, "/admin/compact", Vec::new(), t).await.unwrap();
+    assert_eq!(code, 200);
+    let (code, _) = http.post(&addr, "/kv/write", b"\xff\xff garbage".to_vec(), t).await.unwrap();
+    assert!(code == 400 || code == 421, "a follower forwards or refuses garbage, got {code}");
+    cluster.shutdown().await;
+}
