@@ -240,3 +240,23 @@ async fn cluster_admin_routes_answer() {
     assert!(code == 400 || code == 421, "a follower forwards or refuses garbage, got {code}");
     cluster.shutdown().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn cluster_restarted_leader_rejoins_with_its_data() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cluster = three_nodes(dir.path(), fast_timeouts).await;
+    let client = cluster.client();
+    client.put(b"one", b"1").await.unwrap();
+    let all: BTreeSet<u64> = [1, 2, 3].into();
+    let old = cluster.wait_leader(&all, WAIT).await.unwrap();
+    assert!(cluster.stop_node(old).await);
+    let rest: BTreeSet<u64> = all.iter().copied().filter(|id| *id != old).collect();
+    cluster.wait_leader(&rest, WAIT).await.expect("the others elect a leader");
+    client.put(b"two", b"2").await.unwrap();
+    cluster.restart_node(old).await.unwrap();
+    wait_all_applied(&cluster, &[1, 2, 3]).await;
+    let store = &cluster.nodes[&old].node.store;
+    assert_eq!(store.get(b"one").unwrap(), Some(b"1".to_vec()), "kept across the restart");
+    assert_eq!(store.get(b"two").unwrap(), Some(b"2".to_vec()), "replicated after it");
+    cluster.shutdown().await;
+}
