@@ -58,7 +58,8 @@ impl HttpClient {
         connector.set_connect_timeout(Some(Duration::from_secs(2)));
         let inner = Client::builder(TokioExecutor::new())
             .pool_idle_timeout(Duration::from_secs(60))
-            .pool_max_idle_per_host(64)
+            // Every clone shares this pool: a benchmark's concurrent calls keep their connections.
+            .pool_max_idle_per_host(256)
             .build(connector);
         HttpClient { inner }
     }
