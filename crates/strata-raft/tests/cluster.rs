@@ -117,21 +117,9 @@ async fn wait_applied(raft: &Raft<TypeConfig>, index: u64) {
     raft.wait(Some(Duration::from_secs(20))).applied_index_at_least(Some(index), "applied").await.unwrap();
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn cluster_replicates_snapshots_and_restarts() {
-    let dirs: Vec<_> = (0..5).map(|_| tempfile::tempdir().unwrap()).collect();
-    let router = Router::default();
-    let mut rafts = BTreeMap::new();
-    for id in 1..=3 {
-        rafts.insert(id, start(&router, id, dirs[id as usize].path()).await);
-    }
-    let members: BTreeMap<NodeId, BasicNode> = (1..=3).map(|id| (id, addr(id))).collect();
-    rafts[&1].initialize(members).await.unwrap();
-    let leader =
-        rafts[&1].wait(Some(Duration::from_secs(10))).metrics(|m| m.current_leader.is_some(), "leader").await;
-    let leader = rafts[&leader.unwrap().current_leader.unwrap()].clone();
-
-    // Concurrent clients: their entries reach the log writer together.
+/// 16 clients writing 10 keys each at once (their entries reach the log writer together),
+/// then a transaction that succeeds and one that fails; the last entry's index.
+async fn load(leader: &Raft<TypeConfig>) -> u64 {
     let mut clients = tokio::task::JoinSet::new();
     for c in 0..16 {
         let leader = leader.clone();
@@ -145,15 +133,43 @@ async fn cluster_replicates_snapshots_and_restarts() {
     while let Some(r) = clients.join_next().await {
         r.unwrap();
     }
-    let swapped =
-        leader.client_write(txn(vec![value_is("c00-0", Some("v"))], vec![put("c00-0", "w")], vec![])).await;
-    assert!(swapped.unwrap().data.succeeded);
-    let refused =
-        leader.client_write(txn(vec![value_is("c00-0", Some("v"))], vec![put("never", "1")], vec![])).await;
-    let last = refused.unwrap();
+    let swap = txn(vec![value_is("c00-0", Some("v"))], vec![put("c00-0", "w")], vec![]);
+    assert!(leader.client_write(swap).await.unwrap().data.succeeded);
+    let stale = txn(vec![value_is("c00-0", Some("v"))], vec![put("never", "1")], vec![]);
+    let last = leader.client_write(stale).await.unwrap();
     assert!(!last.data.succeeded);
-    let last_index = last.log_id.index;
+    last.log_id.index
+}
 
+/// Snapshots and purges the leader's log through `index`. A trigger while an automatic build
+/// runs is ignored: trigger until one covers it.
+async fn purge_through(leader: &Raft<TypeConfig>, index: u64) {
+    let purged = |raft: &Raft<TypeConfig>| raft.metrics().borrow().purged.is_some_and(|p| p.index >= index);
+    for _ in 0..100 {
+        if purged(leader) {
+            return;
+        }
+        leader.trigger().snapshot().await.unwrap();
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    panic!("no snapshot covering index {index}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn cluster_replicates_snapshots_and_restarts() {
+    let dirs: Vec<_> = (0..5).map(|_| tempfile::tempdir().unwrap()).collect();
+    let router = Router::default();
+    let mut rafts = BTreeMap::new();
+    for id in 1..=3 {
+        rafts.insert(id, start(&router, id, dirs[id as usize].path()).await);
+    }
+    let members: BTreeMap<NodeId, BasicNode> = (1..=3).map(|id| (id, addr(id))).collect();
+    rafts[&1].initialize(members).await.unwrap();
+    let wait = rafts[&1].wait(Some(Duration::from_secs(10)));
+    let metrics = wait.metrics(|m| m.current_leader.is_some(), "leader").await.unwrap();
+    let leader = rafts[&metrics.current_leader.unwrap()].clone();
+
+    let last_index = load(&leader).await;
     for raft in rafts.values() {
         wait_applied(raft, last_index).await;
     }
@@ -164,18 +180,8 @@ async fn cluster_replicates_snapshots_and_restarts() {
         assert_eq!(dump(&router.node(id).unwrap().1), expected, "node {id}");
     }
 
-    // The log is purged past a snapshot, so a new learner can only catch up from the snapshot.
-    // A trigger while an automatic build runs is ignored: trigger until one covers the end.
-    let purged =
-        |raft: &Raft<TypeConfig>| raft.metrics().borrow().purged.is_some_and(|p| p.index >= last_index);
-    for _ in 0..100 {
-        if purged(&leader) {
-            break;
-        }
-        leader.trigger().snapshot().await.unwrap();
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
-    assert!(purged(&leader), "no snapshot covering index {last_index}");
+    // With the log purged, a new learner can only catch up from the snapshot.
+    purge_through(&leader, last_index).await;
     let learner = start(&router, 4, dirs[4].path()).await;
     leader.add_learner(4, addr(4), true).await.unwrap();
     wait_applied(&learner, last_index).await;
@@ -184,9 +190,8 @@ async fn cluster_replicates_snapshots_and_restarts() {
 
     // A follower restarted on its directory has its state back and keeps up.
     let follower = *rafts.keys().find(|id| **id != leader.metrics().borrow().id).unwrap();
-    rafts[&follower].shutdown().await.unwrap();
+    rafts.remove(&follower).unwrap().shutdown().await.unwrap();
     router.nodes.lock().unwrap().remove(&follower);
-    rafts.remove(&follower);
     let restarted = start(&router, follower, dirs[follower as usize].path()).await;
     assert_eq!(dump(&router.node(follower).unwrap().1), expected);
     let after = leader.client_write(write(vec![put("after-restart", "1")])).await.unwrap();
