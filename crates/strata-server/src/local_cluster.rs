@@ -132,6 +132,24 @@ impl LocalCluster {
         false
     }
 
+    /// Cuts the running nodes in two: no Raft message crosses between `side` and the rest
+    /// (in-process; `Client::set_partition` does the same over HTTP).
+    pub fn split(&self, side: &BTreeSet<NodeId>) {
+        let all: BTreeSet<NodeId> = self.nodes.keys().copied().collect();
+        for (id, running) in &self.nodes {
+            let other: BTreeSet<NodeId> =
+                if side.contains(id) { all.difference(side).copied().collect() } else { side.clone() };
+            running.node.partition.set(other);
+        }
+    }
+
+    /// Heals every partition among the running nodes.
+    pub fn heal(&self) {
+        for running in self.nodes.values() {
+            running.node.partition.set(BTreeSet::new());
+        }
+    }
+
     /// Stops every node.
     pub async fn shutdown(self) {
         for (_, node) in self.nodes {

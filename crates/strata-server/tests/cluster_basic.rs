@@ -111,9 +111,7 @@ async fn cluster_partitioned_leader_stops_acking_and_majority_goes_on() {
     majority.put(b"after", b"2").await.unwrap();
     assert_eq!(majority.get(b"after").await.unwrap(), Some(b"2".to_vec()));
     // Healed, the old leader follows and gets the majority's write.
-    for id in &all {
-        client.set_partition(&cluster.addr(*id), BTreeSet::new()).await.unwrap();
-    }
+    cluster.heal();
     let index = wait_all_applied(&cluster, &[1, 2, 3]).await;
     assert!(cluster.wait_applied(old, index, WAIT).await);
     let store = &cluster.nodes[&old].node.store;
@@ -258,5 +256,26 @@ async fn cluster_restarted_leader_rejoins_with_its_data() {
     let store = &cluster.nodes[&old].node.store;
     assert_eq!(store.get(b"one").unwrap(), Some(b"1".to_vec()), "kept across the restart");
     assert_eq!(store.get(b"two").unwrap(), Some(b"2".to_vec()), "replicated after it");
+    cluster.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn cluster_isolated_follower_misses_writes_until_healed() {
+    let dir = tempfile::tempdir().unwrap();
+    let cluster = three_nodes(dir.path(), fast_timeouts).await;
+    let all: BTreeSet<u64> = [1, 2, 3].into();
+    let leader = cluster.wait_leader(&all, WAIT).await.unwrap();
+    let follower = all.iter().copied().find(|id| *id != leader).unwrap();
+    cluster.split(&[follower].into());
+    let majority: Vec<String> =
+        all.iter().filter(|id| **id != follower).map(|id| cluster.addr(*id)).collect();
+    let client = Client::new(majority);
+    client.put(b"k", b"while split").await.unwrap();
+    let index = cluster.status(leader).and_then(|s| s.last_applied).unwrap();
+    assert!(!cluster.wait_applied(follower, index, Duration::from_millis(500)).await, "nothing reaches it");
+    assert_eq!(cluster.nodes[&follower].node.store.get(b"k").unwrap(), None);
+    cluster.heal();
+    assert!(cluster.wait_applied(follower, index, WAIT).await, "it catches up once healed");
+    assert_eq!(cluster.nodes[&follower].node.store.get(b"k").unwrap(), Some(b"while split".to_vec()));
     cluster.shutdown().await;
 }
