@@ -8,8 +8,9 @@
 //! effects, an entry's effect is never applied twice nor lost. This module must not touch the
 //! log families.
 //!
-//! A request strata would refuse (an empty key, a key or value over strata's limits) has no
-//! effect and answers `succeeded: false`, on every node alike, instead of failing the batch.
+//! A request strata would refuse (a key or value over strata's limits) has no effect and
+//! answers `succeeded: false`, on every node alike, instead of failing the batch. An empty key
+//! is a key, as in strata.
 
 use std::collections::HashMap;
 
@@ -33,7 +34,7 @@ impl Pending<'_> {
     fn value(&self, key: &[u8]) -> strata::Result<Option<Vec<u8>>> {
         match self.overlay.get(key) {
             Some(v) => Ok(v.clone()),
-            None if key.is_empty() || key.len() > MAX_KEY_LEN => Ok(None),
+            None if key.len() > MAX_KEY_LEN => Ok(None),
             None => self.shared.db.get_cf(&self.shared.data_cf, key),
         }
     }
@@ -81,7 +82,7 @@ impl Pending<'_> {
 }
 
 fn valid(op: &Op) -> bool {
-    let key_ok = |k: &[u8]| !k.is_empty() && k.len() <= MAX_KEY_LEN;
+    let key_ok = |k: &[u8]| k.len() <= MAX_KEY_LEN;
     match op {
         Op::Put { key, value } => key_ok(key) && value.len() <= MAX_VALUE_LEN,
         Op::Delete { key } => key_ok(key),

@@ -25,6 +25,7 @@ const SYNC: WriteOptions = WriteOptions { sync: true, disable_wal: false };
 /// `Corruption` when the file is damaged or describes another snapshot than `meta`;
 /// `InvalidArgument` for a snapshot id that is not a file name; as strata's writes and ingestion.
 pub(crate) fn install(shared: &Shared, meta: &Meta, received: &Path) -> strata::Result<()> {
+    let _exclusive = shared.snapshots.replacing();
     let path = adopt(shared, received, &meta.snapshot_id)?;
     let work = unique_path(shared.snapshots.dir(), "install-", ".tmp");
     let result = install_from(shared, meta, &path, &work);
@@ -128,10 +129,9 @@ pub(crate) fn recover(shared: &Shared) -> strata::Result<()> {
             best = Some((meta, path));
         }
     }
+    shared.snapshots.keep_only(best.as_ref().map(|(_, path)| path.as_path()));
     if let Some((meta, path)) = best {
         shared.snapshots.set_current(meta, path);
-    } else {
-        shared.snapshots.delete_all();
     }
     Ok(())
 }

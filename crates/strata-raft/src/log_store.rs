@@ -194,3 +194,31 @@ impl RaftLogStorage<TypeConfig> for LogStore {
         s.writer.write(changes).await.map_err(error::write_logs)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use openraft::{CommittedLeaderId, EntryPayload};
+
+    fn blank(index: u64) -> Entry<TypeConfig> {
+        Entry { log_id: LogId::new(CommittedLeaderId::new(1, 1), index), payload: EntryPayload::Blank }
+    }
+
+    /// Entries still in the writer's tail are read with those in the database, the tail's
+    /// copy winning, and count for the last log id.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn reads_overlay_the_unwritten_tail() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = crate::RaftStore::open(dir.path()).unwrap();
+        let mut log = store.log_store();
+        openraft::storage::RaftLogStorageExt::blocking_append(&mut log, [blank(1), blank(2)]).await.unwrap();
+        lock(&log.shared.writer.tail).insert(3, blank(3));
+        let ids: Vec<u64> =
+            log.try_get_log_entries(..).await.unwrap().iter().map(|e| e.log_id.index).collect();
+        assert_eq!(ids, [1, 2, 3]);
+        assert_eq!(log.try_get_log_entries(3..=3).await.unwrap().len(), 1);
+        assert_eq!(log.get_log_state().await.unwrap().last_log_id.map(|id| id.index), Some(3));
+        assert!(log.shared.db.get_cf(&log.shared.log_cf, log_key(3)).unwrap().is_none());
+        assert!(log.try_get_log_entries(std::ops::Range { start: 5, end: 2 }).await.unwrap().is_empty());
+    }
+}

@@ -179,3 +179,51 @@ fn fail(job: Job, e: &strata::Error) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::Ordering::Relaxed;
+
+    /// Everything queued when the thread looks is written with one fdatasync, and each caller
+    /// is answered in order.
+    #[test]
+    fn queued_jobs_share_one_synced_write() {
+        let dir = tempfile::tempdir().unwrap();
+        let db =
+            Db::open(dir.path(), strata::Options { create_if_missing: true, ..Default::default() }).unwrap();
+        let (tx, rx) = mpsc::channel();
+        let mut replies = Vec::new();
+        for i in 0..100u32 {
+            let (reply, answer) = tokio::sync::oneshot::channel();
+            let change = Change::Put(db.default_cf(), i.to_be_bytes().to_vec(), b"v".to_vec());
+            tx.send(Job { changes: vec![change], done: Done::Reply(reply) }).unwrap();
+            replies.push(answer);
+        }
+        drop(tx);
+        let syncs = db.stats().wal_syncs.load(Relaxed);
+        run(&db, &rx, &Tail::default());
+        assert_eq!(db.stats().wal_syncs.load(Relaxed) - syncs, 1);
+        for mut answer in replies {
+            assert!(matches!(answer.try_recv(), Ok(Ok(()))));
+        }
+        assert_eq!(db.iter().count(), 100);
+    }
+
+    #[test]
+    fn a_failed_write_fails_every_job_of_its_group() {
+        let dir = tempfile::tempdir().unwrap();
+        let db =
+            Db::open(dir.path(), strata::Options { create_if_missing: true, ..Default::default() }).unwrap();
+        let (tx, rx) = mpsc::channel();
+        let (reply, mut answer) = tokio::sync::oneshot::channel();
+        // An oversized key makes strata refuse the whole batch.
+        let bad = Change::Put(db.default_cf(), vec![b'k'; strata::batch::MAX_KEY_LEN + 1], b"v".to_vec());
+        let good = Change::Put(db.default_cf(), b"k".to_vec(), b"v".to_vec());
+        tx.send(Job { changes: vec![good, bad], done: Done::Reply(reply) }).unwrap();
+        drop(tx);
+        run(&db, &rx, &Tail::default());
+        assert!(matches!(answer.try_recv(), Ok(Err(_))));
+        assert_eq!(db.get(b"k").unwrap(), None);
+    }
+}

@@ -8,7 +8,7 @@
 //! It must not change the live database; installing is `install`'s.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use strata::{Db, Options, SstFileWriter};
 
@@ -24,15 +24,25 @@ const SST_TARGET_BYTES: usize = 64 << 20;
 pub(crate) struct Snapshots {
     dir: PathBuf,
     current: Mutex<Option<(Meta, PathBuf)>>,
+    /// Held by an install for its whole run and by a build while it takes its checkpoint:
+    /// openraft may build (in a task of its own) while the state machine installs, and a
+    /// checkpoint of a half-installed state would pair the old `applied` with new data.
+    replacing: Mutex<()>,
 }
 
 impl Snapshots {
     pub(crate) fn new(dir: PathBuf) -> Snapshots {
-        Snapshots { dir, current: Mutex::new(None) }
+        Snapshots { dir, current: Mutex::new(None), replacing: Mutex::new(()) }
     }
 
     pub(crate) fn dir(&self) -> &Path {
         &self.dir
+    }
+
+    /// Excludes installs (for a build's checkpoint) or builds and other installs (for an
+    /// install) while the guard lives.
+    pub(crate) fn replacing(&self) -> MutexGuard<'_, ()> {
+        self.replacing.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// The newest snapshot built or installed, and its file.
@@ -40,22 +50,27 @@ impl Snapshots {
         self.current.lock().unwrap_or_else(PoisonError::into_inner).clone()
     }
 
-    /// Makes `path` the current snapshot unless a newer one is, and deletes the other
-    /// snapshot files. A file being sent keeps being readable while open (POSIX unlink). The
-    /// lock is held while deleting, so a concurrent call cannot delete the file made current.
+    /// Makes `path` the current snapshot unless a newer one is, and deletes whichever of the
+    /// two files lost: only those, since another may be in the middle of an install. A file
+    /// being sent keeps being readable while open (POSIX unlink).
     pub(crate) fn set_current(&self, meta: Meta, path: PathBuf) {
         let mut current = self.current.lock().unwrap_or_else(PoisonError::into_inner);
-        if current.as_ref().is_none_or(|(m, _)| m.last_log_id <= meta.last_log_id) {
-            *current = Some((meta, path));
+        let newer = current.as_ref().is_none_or(|(m, _)| m.last_log_id <= meta.last_log_id);
+        let loser = if newer { current.replace((meta, path)).map(|(_, p)| p) } else { Some(path) };
+        if let Some(loser) = loser.filter(|l| current.as_ref().is_none_or(|(_, p)| p != l)) {
+            // A file that cannot be removed now is removed at the next open.
+            let _ = std::fs::remove_file(loser);
         }
-        let keep = current.as_ref().map(|(_, p)| p.as_path());
-        delete_snapshot_files(&self.dir, keep);
     }
 
-    /// Deletes every snapshot file.
-    pub(crate) fn delete_all(&self) {
-        let _current = self.current.lock().unwrap_or_else(PoisonError::into_inner);
-        delete_snapshot_files(&self.dir, None);
+    /// At open, when nothing else runs: deletes every snapshot file but `keep`.
+    pub(crate) fn keep_only(&self, keep: Option<&Path>) {
+        let Ok(entries) = std::fs::read_dir(&self.dir) else { return };
+        for path in entries.flatten().map(|e| e.path()) {
+            if is_snapshot_file(&path) && Some(path.as_path()) != keep {
+                let _ = std::fs::remove_file(&path);
+            }
+        }
     }
 
     /// A fresh path for the network layer to write a received snapshot into.
@@ -70,17 +85,6 @@ impl Snapshots {
             return Err(strata::Error::InvalidArgument(format!("snapshot id {id:?} is not a file name")));
         }
         Ok(self.dir.join(format!("snap-{id}.snap")))
-    }
-}
-
-/// Deletes every snapshot file in `dir` but `keep`. Files being received are left alone.
-fn delete_snapshot_files(dir: &Path, keep: Option<&Path>) {
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
-    for path in entries.flatten().map(|e| e.path()) {
-        if is_snapshot_file(&path) && Some(path.as_path()) != keep {
-            // A file that cannot be removed now is removed at the next open.
-            let _ = std::fs::remove_file(&path);
-        }
     }
 }
 
@@ -107,7 +111,10 @@ pub(crate) fn build(shared: &Shared) -> strata::Result<(Meta, PathBuf)> {
 
 fn build_in(shared: &Shared, work: &Path) -> strata::Result<(Meta, PathBuf)> {
     let checkpoint = work.join("checkpoint");
-    shared.db.checkpoint(&checkpoint)?;
+    {
+        let _no_install = shared.snapshots.replacing();
+        shared.db.checkpoint(&checkpoint)?;
+    }
     let db = Db::open_read_only(&checkpoint, Options::default())?;
     let sm = db
         .cf(SM_META_CF)

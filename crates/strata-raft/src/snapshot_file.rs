@@ -92,8 +92,8 @@ fn corrupt(path: &Path, what: &str) -> strata::Error {
 /// Reads the header and the meta section of the file at `path`.
 ///
 /// # Errors
-/// `Io` when it cannot be read, `Corruption` when it is not a version-1 snapshot file or its
-/// meta is damaged.
+/// `Io` when it cannot be read, `UnsupportedVersion` for a newer format, `Corruption` when it
+/// is not a snapshot file or its meta is damaged.
 pub(crate) fn read_meta(path: &Path) -> strata::Result<Meta> {
     let mut input = BufReader::new(File::open(path).map_err(|e| io(path, e))?);
     read_head(path, &mut input)
@@ -106,8 +106,15 @@ fn read_head(path: &Path, input: &mut impl Read) -> strata::Result<Meta> {
         return Err(corrupt(path, "not a strata snapshot file"));
     }
     let version = u32::from_le_bytes([head[8], head[9], head[10], head[11]]);
-    if version != VERSION {
-        return Err(corrupt(path, &format!("format version {version}, this build reads {VERSION}")));
+    if version > VERSION {
+        return Err(strata::Error::UnsupportedVersion {
+            what: "Raft snapshot file",
+            found: version,
+            supported: VERSION,
+        });
+    }
+    if version == 0 {
+        return Err(corrupt(path, "format version 0"));
     }
     let (kind, len) = section_head(path, input)?;
     if kind != META || len > MAX_META_LEN {
@@ -245,6 +252,12 @@ mod tests {
         let mut bytes = std::fs::read(&path).unwrap();
         bytes[8] = 2;
         std::fs::write(&path, &bytes).unwrap();
-        assert!(matches!(read_meta(&path), Err(strata::Error::Corruption(m)) if m.contains("version 2")));
+        assert!(matches!(
+            read_meta(&path),
+            Err(strata::Error::UnsupportedVersion { found: 2, supported: 1, .. })
+        ));
+        bytes[8] = 0;
+        std::fs::write(&path, &bytes).unwrap();
+        assert!(matches!(read_meta(&path), Err(strata::Error::Corruption(_))));
     }
 }

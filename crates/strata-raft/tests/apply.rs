@@ -70,15 +70,19 @@ async fn refused_requests_have_no_effect_and_do_not_stop_the_call() {
     let huge_key = "k".repeat(strata::batch::MAX_KEY_LEN + 1);
     let r = sm
         .apply([
-            normal(1, 1, write(vec![put("ok", "1"), put("", "empty key")])),
-            normal(1, 2, write(vec![put(&huge_key, "v")])),
-            normal(1, 3, txn(vec![value_is("", None)], vec![put("", "x")], vec![])),
-            normal(1, 4, write(vec![put("after", "1")])),
+            normal(1, 1, write(vec![put("ok", "1"), put(&huge_key, "v")])),
+            normal(
+                1,
+                2,
+                txn(vec![value_is(&huge_key, None)], vec![put("t", "1"), put(&huge_key, "x")], vec![]),
+            ),
+            normal(1, 3, txn(vec![value_is("absent", Some("x"))], vec![], vec![put(&huge_key, "x")])),
+            normal(1, 4, write(vec![put("after", "1"), put("", "empty key is a key")])),
         ])
         .await
         .unwrap();
     assert_eq!(r, vec![ok(false), ok(false), ok(false), ok(true)]);
-    assert_eq!(dump(&store), vec![("after".into(), "1".into())]);
+    assert_eq!(dump(&store), vec![("".into(), "empty key is a key".into()), ("after".into(), "1".into())]);
     assert_eq!(sm.applied_state().await.unwrap().0, Some(log_id(1, 4)));
 }
 

@@ -23,7 +23,7 @@ async fn leader(dir: &Path) -> (RaftStore, Snapshot<TypeConfig>) {
     sm.apply([
         membership(1, 1, &[1, 2]),
         normal(1, 2, write(ops)),
-        normal(2, 3, write(vec![del("key0007")])),
+        normal(2, 3, write(vec![del("key0007"), put("", "empty")])),
     ])
     .await
     .unwrap();
@@ -35,6 +35,7 @@ async fn leader(dir: &Path) -> (RaftStore, Snapshot<TypeConfig>) {
 async fn follower(dir: &Path) -> RaftStore {
     let store = open(dir);
     let ops = vec![
+        put("", "old"),
         put("a-before", "x"),
         put("key0003", "stale"),
         put("key0007", "resurrected"),
@@ -67,7 +68,7 @@ async fn installed_snapshot_replaces_the_followers_state() {
     sm.install_snapshot(&snapshot.meta, std::mem::take(&mut received)).await.unwrap();
 
     assert_eq!(dump(&follower), dump(&leader));
-    assert_eq!(dump(&follower).len(), 499);
+    assert_eq!(dump(&follower).len(), 500);
     let mut leader_sm = leader.state_machine();
     assert_eq!(sm.applied_state().await.unwrap(), leader_sm.applied_state().await.unwrap());
     let current = sm.get_current_snapshot().await.unwrap().unwrap();

@@ -138,7 +138,8 @@ impl std::error::Error for ApiError {}
 /// The body of every postcard response: the answer or the typed error.
 pub type ApiResult<T> = Result<T, ApiError>;
 
-/// Encodes a body; postcard cannot fail on these types short of running out of memory.
+/// Encodes a body. postcard fails only on types it cannot represent (none of this module's);
+/// should it, the body is empty and the receiver refuses it as a `BadRequest`.
 pub fn encode<T: Serialize>(value: &T) -> Vec<u8> {
     postcard::to_stdvec(value).unwrap_or_default()
 }

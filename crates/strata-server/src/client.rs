@@ -63,6 +63,8 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
 
 const FIRST_BACKOFF: Duration = Duration::from_millis(20);
 const MAX_BACKOFF: Duration = Duration::from_millis(500);
+/// Forwards followed without waiting, per call.
+const MAX_FREE_HOPS: u32 = 3;
 
 /// A cluster client; cheap to clone.
 #[derive(Clone)]
@@ -72,6 +74,15 @@ pub struct Client {
     leader: Arc<Mutex<Option<String>>>,
     next: Arc<AtomicUsize>,
     timeout: Duration,
+}
+
+/// What one try of a call leads to.
+enum Step<Resp> {
+    Done(Result<Resp, ClientError>),
+    /// Go to the leader at this address.
+    Follow(String),
+    /// Try again (elsewhere) after a pause; the error is what the call fails with if time is up.
+    Retry(ClientError),
 }
 
 /// Whether a call may be sent again after its request was sent but got no answer.
@@ -192,6 +203,7 @@ impl Client {
         let deadline = Instant::now() + self.timeout;
         let body = api::encode(request);
         let mut backoff = FIRST_BACKOFF;
+        let mut hops = 0;
         let mut last = ClientError::NoLeader;
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
@@ -199,28 +211,55 @@ impl Client {
                 return Err(last);
             }
             let target = self.target();
-            match self.http.post(&target, route, body.clone(), left).await {
-                Ok((_, bytes)) => match api::decode::<ApiResult<Resp>>(&bytes) {
-                    Ok(Ok(resp)) => return Ok(resp),
-                    Ok(Err(ApiError::ForwardToLeader { leader: Some((_, addr)) })) if addr != target => {
-                        // A fresh hint: follow it at once, no backoff.
-                        self.set_leader(Some(addr));
+            last = match self.attempt(&target, route, body.clone(), left, retry).await {
+                Step::Done(result) => return result,
+                Step::Follow(addr) => {
+                    self.set_leader(Some(addr));
+                    hops += 1;
+                    // A fresh hint is followed at once; nodes with stale views could send the
+                    // call round in circles, so past a few hops it waits like any retry.
+                    if hops <= MAX_FREE_HOPS {
                         last = ClientError::NoLeader;
                         continue;
                     }
-                    Ok(Err(ApiError::ForwardToLeader { .. })) => last = ClientError::NoLeader,
-                    Ok(Err(ApiError::Unavailable(m))) => last = ClientError::Unavailable(m),
-                    Ok(Err(e)) => return Err(from_api(e)),
-                    Err(e) => return Err(ClientError::Server(format!("answer from {target}: {e}"))),
-                },
-                Err(TransportError::NotSent(m)) => last = ClientError::Unavailable(format!("{target}: {m}")),
-                Err(e) if retry == Retry::Always => last = transport(e),
-                Err(e) => return Err(transport(e)),
-            }
-            self.forget_leader(&target);
+                    ClientError::NoLeader
+                }
+                Step::Retry(e) => {
+                    self.forget_leader(&target);
+                    e
+                }
+            };
             let left = deadline.saturating_duration_since(Instant::now());
             tokio::time::sleep(backoff.min(left)).await;
             backoff = (backoff * 2).min(MAX_BACKOFF);
+        }
+    }
+
+    /// One try at `target`, and what to do next.
+    async fn attempt<Resp: DeserializeOwned>(
+        &self,
+        target: &str,
+        route: &str,
+        body: Vec<u8>,
+        left: Duration,
+        retry: Retry,
+    ) -> Step<Resp> {
+        match self.http.post(target, route, body, left).await {
+            Ok((_, bytes)) => match api::decode::<ApiResult<Resp>>(&bytes) {
+                Ok(Ok(resp)) => Step::Done(Ok(resp)),
+                Ok(Err(ApiError::ForwardToLeader { leader: Some((_, addr)) })) if addr != target => {
+                    Step::Follow(addr)
+                }
+                Ok(Err(ApiError::ForwardToLeader { .. })) => Step::Retry(ClientError::NoLeader),
+                Ok(Err(ApiError::Unavailable(m))) => Step::Retry(ClientError::Unavailable(m)),
+                Ok(Err(e)) => Step::Done(Err(from_api(e))),
+                Err(e) => Step::Done(Err(ClientError::Server(format!("answer from {target}: {e}")))),
+            },
+            Err(TransportError::NotSent(m)) => {
+                Step::Retry(ClientError::Unavailable(format!("{target}: {m}")))
+            }
+            Err(e) if retry == Retry::Always => Step::Retry(transport(e)),
+            Err(e) => Step::Done(Err(transport(e))),
         }
     }
 

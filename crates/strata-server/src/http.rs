@@ -58,7 +58,8 @@ impl HttpClient {
         connector.set_connect_timeout(Some(Duration::from_secs(2)));
         let inner = Client::builder(TokioExecutor::new())
             .pool_idle_timeout(Duration::from_secs(60))
-            .pool_max_idle_per_host(64)
+            // Every clone shares this pool: a benchmark's concurrent calls keep their connections.
+            .pool_max_idle_per_host(256)
             .build(connector);
         HttpClient { inner }
     }
@@ -110,9 +111,9 @@ impl HttpClient {
         let exchange = async {
             let response = self.inner.request(request).await.map_err(|e| {
                 if e.is_connect() {
-                    TransportError::NotSent(e.to_string())
+                    TransportError::NotSent(chain(&e))
                 } else {
-                    TransportError::Failed(e.to_string())
+                    TransportError::Failed(chain(&e))
                 }
             })?;
             let status = response.status().as_u16();
@@ -120,10 +121,23 @@ impl HttpClient {
                 .into_body()
                 .collect()
                 .await
-                .map_err(|e| TransportError::Failed(e.to_string()))?
+                .map_err(|e| TransportError::Failed(chain(&e)))?
                 .to_bytes();
             Ok((status, bytes))
         };
         tokio::time::timeout(timeout, exchange).await.unwrap_or(Err(TransportError::Timeout))
     }
+}
+
+/// An error with its causes ("client error (Connect): tcp connect error: Connection refused"):
+/// hyper's own message alone does not say what went wrong.
+fn chain(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        text.push_str(": ");
+        text.push_str(&c.to_string());
+        cause = c.source();
+    }
+    text
 }

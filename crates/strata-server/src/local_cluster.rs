@@ -18,6 +18,8 @@ pub struct LocalCluster {
     base: PathBuf,
     tune: fn(&mut NodeConfig),
     pub nodes: BTreeMap<NodeId, RunningNode>,
+    /// Stopped nodes' addresses, which they get back on restart.
+    stopped: BTreeMap<NodeId, String>,
 }
 
 /// Test timings: elections in well under a second, so tests stay short.
@@ -30,7 +32,8 @@ impl LocalCluster {
     /// Starts `n` nodes (not yet a cluster: call [`LocalCluster::init`]); `tune` adjusts each
     /// node's configuration (e.g. [`fast_timeouts`]).
     pub async fn start(n: u64, base: &Path, tune: fn(&mut NodeConfig)) -> Result<LocalCluster, ApiError> {
-        let mut cluster = LocalCluster { base: base.to_path_buf(), tune, nodes: BTreeMap::new() };
+        let mut cluster =
+            LocalCluster { base: base.to_path_buf(), tune, nodes: BTreeMap::new(), stopped: BTreeMap::new() };
         for id in 1..=n {
             cluster.start_node(id).await?;
         }
@@ -47,8 +50,38 @@ impl LocalCluster {
         Ok(addr)
     }
 
+    /// Stops node `id` (its data stays); true if it was running.
+    pub async fn stop_node(&mut self, id: NodeId) -> bool {
+        match self.nodes.remove(&id) {
+            Some(node) => {
+                self.stopped.insert(id, node.addr.to_string());
+                node.shutdown().await;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Starts a stopped node again on its old address and data, as a restart after a crash or
+    /// an upgrade would.
+    pub async fn restart_node(&mut self, id: NodeId) -> Result<(), ApiError> {
+        let addr = self
+            .stopped
+            .remove(&id)
+            .ok_or_else(|| ApiError::BadRequest(format!("node {id} is not stopped")))?;
+        let mut config = NodeConfig::new(id, addr, self.base.join(format!("node{id}")));
+        (self.tune)(&mut config);
+        let running = node::start(config).await?;
+        self.nodes.insert(id, running);
+        Ok(())
+    }
+
+    /// A running or stopped node's address.
     pub fn addr(&self, id: NodeId) -> String {
-        self.nodes.get(&id).map(|n| n.addr.to_string()).unwrap_or_default()
+        match self.nodes.get(&id) {
+            Some(n) => n.addr.to_string(),
+            None => self.stopped.get(&id).cloned().unwrap_or_default(),
+        }
     }
 
     pub fn endpoints(&self) -> Vec<String> {
@@ -97,6 +130,24 @@ impl LocalCluster {
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
         false
+    }
+
+    /// Cuts the running nodes in two: no Raft message crosses between `side` and the rest
+    /// (in-process; `Client::set_partition` does the same over HTTP).
+    pub fn split(&self, side: &BTreeSet<NodeId>) {
+        let all: BTreeSet<NodeId> = self.nodes.keys().copied().collect();
+        for (id, running) in &self.nodes {
+            let other: BTreeSet<NodeId> =
+                if side.contains(id) { all.difference(side).copied().collect() } else { side.clone() };
+            running.node.partition.set(other);
+        }
+    }
+
+    /// Heals every partition among the running nodes.
+    pub fn heal(&self) {
+        for running in self.nodes.values() {
+            running.node.partition.set(BTreeSet::new());
+        }
     }
 
     /// Stops every node.

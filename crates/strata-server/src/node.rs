@@ -122,19 +122,17 @@ pub async fn start(config: NodeConfig) -> Result<RunningNode, ApiError> {
 }
 
 impl RunningNode {
-    /// Stops Raft (its tasks end, storage is flushed by the store's own drop), then the server.
+    /// Stops Raft, then the HTTP server (finishing requests in progress, for at most 2 s).
     pub async fn shutdown(mut self) {
-        self.stop_now().await;
-    }
-
-    async fn stop_now(&mut self) {
         let _ = self.node.raft.shutdown().await;
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());
         }
-        if let Some(server) = self.server.take() {
-            // Open keep-alive connections would hold a graceful stop forever: bound the wait.
-            let _ = tokio::time::timeout(std::time::Duration::from_secs(2), server).await;
+        if let Some(mut server) = self.server.take() {
+            // A request in progress could hold a graceful stop for long: bound the wait.
+            if tokio::time::timeout(std::time::Duration::from_secs(2), &mut server).await.is_err() {
+                server.abort();
+            }
         }
     }
 }

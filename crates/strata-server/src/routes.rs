@@ -83,6 +83,15 @@ async fn receive_snapshot(
         .ok_or_else(|| ApiError::BadRequest(format!("missing or bad {SNAPSHOT_HEADER} header")))?;
     let header: SnapshotHeader = api::decode(&header)?;
     node.admit(header.from)?;
+    // A snapshot from a deposed leader would be refused at install: do not receive its bytes.
+    let my_vote = node
+        .raft
+        .with_raft_state(|s| *s.vote_ref())
+        .await
+        .map_err(|e| ApiError::Unavailable(e.to_string()))?;
+    if header.vote < my_vote {
+        return Ok(Ok(SnapshotResponse { vote: my_vote }));
+    }
     let target =
         node.raft.begin_receiving_snapshot().await.map_err(|e| ApiError::Unavailable(e.to_string()))?;
     let io_err = |e: std::io::Error| ApiError::Internal(format!("write snapshot {}: {e}", target.display()));

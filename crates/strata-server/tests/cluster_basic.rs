@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use strata_server::local_cluster::{fast_timeouts, LocalCluster};
 use strata_server::node::NodeConfig;
-use strata_server::{Client, Compare, Op};
+use strata_server::{Client, ClientError, Compare, Op};
 
 const WAIT: Duration = Duration::from_secs(10);
 
@@ -102,7 +102,8 @@ async fn cluster_partitioned_leader_stops_acking_and_majority_goes_on() {
     // The isolated old leader cannot commit: a write sent to it alone fails or times out.
     let isolated = Client::new(vec![cluster.addr(old)]).with_timeout(Duration::from_secs(2));
     assert!(isolated.put(b"lost", b"x").await.is_err());
-    assert!(isolated.get(b"before").await.is_err(), "no read index without a quorum");
+    let read = isolated.get(b"before").await;
+    assert!(matches!(read, Err(ClientError::Unavailable(_))), "no read index without a quorum: {read:?}");
     // The majority elects a new leader among itself and goes on.
     let new = cluster.wait_leader(&rest, WAIT).await.expect("majority elects a leader");
     assert_ne!(new, old);
@@ -110,9 +111,7 @@ async fn cluster_partitioned_leader_stops_acking_and_majority_goes_on() {
     majority.put(b"after", b"2").await.unwrap();
     assert_eq!(majority.get(b"after").await.unwrap(), Some(b"2".to_vec()));
     // Healed, the old leader follows and gets the majority's write.
-    for id in &all {
-        client.set_partition(&cluster.addr(*id), BTreeSet::new()).await.unwrap();
-    }
+    cluster.heal();
     let index = wait_all_applied(&cluster, &[1, 2, 3]).await;
     assert!(cluster.wait_applied(old, index, WAIT).await);
     let store = &cluster.nodes[&old].node.store;
@@ -177,4 +176,106 @@ async fn wait_for(mut check: impl FnMut() -> bool) -> bool {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     false
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn cluster_client_gives_up_in_time_when_no_node_answers() {
+    // Bind then drop a listener: nothing listens on that port afterwards.
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let client = Client::new(vec![format!("127.0.0.1:{port}")]).with_timeout(Duration::from_millis(500));
+    let started = std::time::Instant::now();
+    let err = client.put(b"k", b"v").await.unwrap_err();
+    assert!(matches!(err, ClientError::Unavailable(_)), "{err:?}");
+    assert!(err.not_applied());
+    let elapsed = started.elapsed();
+    assert!(elapsed >= Duration::from_millis(400) && elapsed < Duration::from_secs(3), "{elapsed:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn cluster_membership_change_promotes_a_learner_and_removes_a_voter() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cluster = three_nodes(dir.path(), fast_timeouts).await;
+    let client = cluster.client();
+    client.put(b"k", b"v").await.unwrap();
+    let addr = cluster.start_node(4).await.unwrap();
+    client.add_learner(4, &addr).await.unwrap();
+    client.change_membership([2, 3, 4].into()).await.unwrap();
+    let voters: BTreeSet<u64> = [2, 3, 4].into();
+    cluster.wait_leader(&voters, WAIT).await.expect("the new voters agree on a leader");
+    // A client that knows only node 4 (not a starting member) can write.
+    Client::new(vec![addr]).put(b"k2", b"v2").await.unwrap();
+    assert_eq!(client.get(b"k2").await.unwrap(), Some(b"v2".to_vec()));
+    let leader = cluster.wait_leader(&voters, WAIT).await.unwrap();
+    let status = cluster.status(leader).unwrap();
+    assert_eq!(status.voters, voters);
+    assert!(status.learners.is_empty(), "{status:?}");
+    assert!(!status.nodes.contains_key(&1), "{status:?}");
+    cluster.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn cluster_admin_routes_answer() {
+    let dir = tempfile::tempdir().unwrap();
+    let cluster = three_nodes(dir.path(), fast_timeouts).await;
+    let http = strata_server::http::HttpClient::new();
+    let addr = cluster.addr(2);
+    let t = Duration::from_secs(5);
+    let (code, body) = http.get(&addr, "/cluster/status?format=json", t).await.unwrap();
+    let json: serde_json::Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!((code, json["id"].as_u64()), (200, Some(2)));
+    assert_eq!(json["voters"], serde_json::json!([1, 2, 3]));
+    let (code, body) = http.get(&addr, "/admin/stats", t).await.unwrap();
+    assert_eq!(code, 200);
+    assert!(String::from_utf8_lossy(&body).contains("Level"), "{body:?}");
+    let (code, body) = http.get(&addr, "/admin/property?name=strata.num-files-at-level0", t).await.unwrap();
+    assert_eq!(code, 200);
+    assert!(String::from_utf8_lossy(&body).trim().parse::<u64>().is_ok(), "{body:?}");
+    let (code, _) = http.get(&addr, "/admin/property?name=no.such", t).await.unwrap();
+    assert_eq!(code, 404);
+    let (code, _) = http.post(&addr, "/admin/compact", Vec::new(), t).await.unwrap();
+    assert_eq!(code, 200);
+    let (code, _) = http.post(&addr, "/kv/write", b"\xff\xff garbage".to_vec(), t).await.unwrap();
+    assert!(code == 400 || code == 421, "a follower forwards or refuses garbage, got {code}");
+    cluster.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn cluster_restarted_leader_rejoins_with_its_data() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cluster = three_nodes(dir.path(), fast_timeouts).await;
+    let client = cluster.client();
+    client.put(b"one", b"1").await.unwrap();
+    let all: BTreeSet<u64> = [1, 2, 3].into();
+    let old = cluster.wait_leader(&all, WAIT).await.unwrap();
+    assert!(cluster.stop_node(old).await);
+    let rest: BTreeSet<u64> = all.iter().copied().filter(|id| *id != old).collect();
+    cluster.wait_leader(&rest, WAIT).await.expect("the others elect a leader");
+    client.put(b"two", b"2").await.unwrap();
+    cluster.restart_node(old).await.unwrap();
+    wait_all_applied(&cluster, &[1, 2, 3]).await;
+    let store = &cluster.nodes[&old].node.store;
+    assert_eq!(store.get(b"one").unwrap(), Some(b"1".to_vec()), "kept across the restart");
+    assert_eq!(store.get(b"two").unwrap(), Some(b"2".to_vec()), "replicated after it");
+    cluster.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn cluster_isolated_follower_misses_writes_until_healed() {
+    let dir = tempfile::tempdir().unwrap();
+    let cluster = three_nodes(dir.path(), fast_timeouts).await;
+    let all: BTreeSet<u64> = [1, 2, 3].into();
+    let leader = cluster.wait_leader(&all, WAIT).await.unwrap();
+    let follower = all.iter().copied().find(|id| *id != leader).unwrap();
+    cluster.split(&[follower].into());
+    let majority: Vec<String> =
+        all.iter().filter(|id| **id != follower).map(|id| cluster.addr(*id)).collect();
+    let client = Client::new(majority);
+    client.put(b"k", b"while split").await.unwrap();
+    let index = cluster.status(leader).and_then(|s| s.last_applied).unwrap();
+    assert!(!cluster.wait_applied(follower, index, Duration::from_millis(500)).await, "nothing reaches it");
+    assert_eq!(cluster.nodes[&follower].node.store.get(b"k").unwrap(), None);
+    cluster.heal();
+    assert!(cluster.wait_applied(follower, index, WAIT).await, "it catches up once healed");
+    assert_eq!(cluster.nodes[&follower].node.store.get(b"k").unwrap(), Some(b"while split".to_vec()));
+    cluster.shutdown().await;
 }

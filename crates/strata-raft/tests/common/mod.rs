@@ -49,5 +49,5 @@ pub fn txn(compares: Vec<Compare>, success: Vec<Op>, failure: Vec<Op>) -> Reques
 /// Every applied pair, as strings.
 pub fn dump(store: &strata_raft::RaftStore) -> Vec<(String, String)> {
     let s = |b: Vec<u8>| String::from_utf8(b).expect("utf-8 test data");
-    store.scan(b"\0", None, usize::MAX).expect("scan").into_iter().map(|(k, v)| (s(k), s(v))).collect()
+    store.scan(b"", None, usize::MAX).expect("scan").into_iter().map(|(k, v)| (s(k), s(v))).collect()
 }
