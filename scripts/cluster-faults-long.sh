@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The long variants of crates/strata-server/tests/faults.rs: many kill -9 rounds of the leader
 # under write load, and the linearizability check of random clients across many leader
-# crashes. ROUNDS (default 20) sets STRATA_FAULTS_ROUNDS, the number of crashes per test; each
+# faults (kill -9 and isolation, alternately). ROUNDS (default 20) sets STRATA_FAULTS_ROUNDS,
+# the number of faults per test (the write-load test's default is 10); each
 # round takes about 2-3 s in a debug build. The short versions run with the normal test suite.
 #   scripts/cluster-faults-long.sh [ROUNDS] [extra libtest args, e.g. a test name filter]
 set -euo pipefail

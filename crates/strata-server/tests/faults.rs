@@ -1,6 +1,6 @@
 //! Fault tests of a three-node strata-server cluster, each node its own process on loopback:
 //! kill -9 of the leader under write load, a wiped follower that rejoins by snapshot, a
-//! partitioned minority, and a linearizability check of random clients across leader crashes.
+//! partitioned minority, and a linearizability check of random clients across leader crashes and partitions.
 //!
 //! The tests share one lock so that only one cluster runs at a time: the election bound they
 //! assert would otherwise also measure another test's load. The `#[ignore]`d variants run more
@@ -152,11 +152,7 @@ async fn partitioned_minority_stops_acknowledging_and_catches_up() {
     client.put(b"before", b"1").await.expect("write before the partition");
     let isolated = c.wait_leader(&all, WAIT).await.expect("a leader");
     let majority = others(&all, isolated);
-    let admin = Client::new(Vec::new());
-    admin.set_partition(&c.addr(isolated), majority.clone()).await.expect("cut the leader off");
-    for &id in &majority {
-        admin.set_partition(&c.addr(id), [isolated].into()).await.expect("cut the leader off");
-    }
+    c.isolate(isolated).await;
 
     // The old leader cannot commit, nor serve a linearizable read, whatever it believes.
     let minority = Client::new(vec![c.addr(isolated)]).with_timeout(Duration::from_secs(2));
@@ -170,9 +166,7 @@ async fn partitioned_minority_stops_acknowledging_and_catches_up() {
     put_many(&majority_client, "m", 50).await;
     assert_eq!(majority_client.get(b"m/000049").await.expect("majority read"), Some(b"x".to_vec()));
 
-    for &id in &all {
-        admin.set_partition(&c.addr(id), BTreeSet::new()).await.expect("heal");
-    }
+    c.heal().await;
     c.wait_caught_up(&all).await;
     let leader = c.wait_leader(&all, WAIT).await.expect("a leader after healing");
     eprintln!("isolated {isolated}, majority elected {new}, leader after healing {leader}");
@@ -186,17 +180,19 @@ async fn partitioned_minority_stops_acknowledging_and_catches_up() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn random_clients_stay_linearizable_across_leader_crashes() {
-    linearizable_across_crashes(3).await;
+async fn random_clients_stay_linearizable_across_leader_crashes_and_partitions() {
+    linearizable_across_faults(3).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "long: scripts/cluster-faults-long.sh"]
-async fn random_clients_stay_linearizable_across_many_leader_crashes() {
-    linearizable_across_crashes(long_rounds(20)).await;
+async fn random_clients_stay_linearizable_across_many_leader_faults() {
+    linearizable_across_faults(long_rounds(20)).await;
 }
 
-async fn linearizable_across_crashes(crashes: usize) {
+/// `faults` rounds, alternately a kill -9 and restart of the leader and an isolation of the
+/// leader that is healed later.
+async fn linearizable_across_faults(faults: usize) {
     let _serial = SERIAL.lock().await;
     let mut c = Cluster::start(3, FAST).await;
     let recorder = Arc::new(Recorder::new());
@@ -207,12 +203,20 @@ async fn linearizable_across_crashes(crashes: usize) {
             tokio::spawn(workload::random_client(client.clone(), id, 10, recorder.clone(), stop.clone()))
         })
         .collect();
-    for _ in 0..crashes {
+    for round in 0..faults {
         tokio::time::sleep(Duration::from_millis(1500)).await;
         let leader = c.wait_leader(&c.ids(), WAIT).await.expect("a leader");
-        c.kill(leader);
-        tokio::time::sleep(Duration::from_millis(800)).await;
-        c.restart(leader).await;
+        if round % 2 == 0 {
+            c.kill(leader);
+            tokio::time::sleep(Duration::from_millis(800)).await;
+            c.restart(leader).await;
+        } else {
+            // A leader cut off still believes it leads for a while: it must not answer reads
+            // or acknowledge writes meanwhile.
+            c.isolate(leader).await;
+            tokio::time::sleep(Duration::from_millis(1200)).await;
+            c.heal().await;
+        }
     }
     tokio::time::sleep(Duration::from_millis(1000)).await;
     stop.store(true, Ordering::Relaxed);
@@ -226,7 +230,7 @@ async fn linearizable_across_crashes(crashes: usize) {
     let misses = count(|o| o.ret.is_some() && matches!(o.action, Action::Cas { swapped: false, .. }));
     let checked = lincheck::check(&history).unwrap_or_else(|e| panic!("{e}"));
     eprintln!(
-        "{checked:?}: {unknown} with unknown outcome; compare-and-sets: {swaps} swapped, {misses} not; {crashes} leader crashes"
+        "{checked:?}: {unknown} with unknown outcome; compare-and-sets: {swaps} swapped, {misses} not; {faults} leader faults"
     );
     assert!(history.len() > 100, "too little happened to check: {}", history.len());
 

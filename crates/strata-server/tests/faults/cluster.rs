@@ -187,6 +187,22 @@ impl Cluster {
         }
     }
 
+    /// Cuts node `id` off from every other node, both ways (the nodes must be up).
+    pub async fn isolate(&self, id: u64) {
+        let rest: BTreeSet<u64> = self.ids().into_iter().filter(|&i| i != id).collect();
+        self.probe.set_partition(&self.addr(id), rest.clone()).await.expect("cut the node off");
+        for other in rest {
+            self.probe.set_partition(&self.addr(other), [id].into()).await.expect("cut the node off");
+        }
+    }
+
+    /// Ends every partition.
+    pub async fn heal(&self) {
+        for id in self.ids() {
+            self.probe.set_partition(&self.addr(id), BTreeSet::new()).await.expect("heal");
+        }
+    }
+
     /// kill -9 of every node, then all started again.
     pub async fn crash_all_and_restart(&mut self) {
         for id in self.ids() {
