@@ -1,6 +1,7 @@
 //! Fault tests of a three-node strata-server cluster, each node its own process on loopback:
 //! kill -9 of the leader under write load, a wiped follower that rejoins by snapshot, a
-//! partitioned minority, and a linearizability check of random clients across leader crashes and partitions.
+//! partitioned minority, and a linearizability check of random clients across leader crashes
+//! and partitions.
 //!
 //! The tests share one lock so that only one cluster runs at a time: the election bound they
 //! assert would otherwise also measure another test's load. The `#[ignore]`d variants run more
