@@ -12,9 +12,6 @@ use etcd_client::{Client, ConnectOptions, KvClient, Txn, TxnOp};
 
 use super::kv::{OpError, ReplicatedKv};
 
-/// The three members `scripts/etcd-cluster.sh` starts.
-pub const DEFAULT_ENDPOINTS: &str = "127.0.0.1:2379,127.0.0.1:22379,127.0.0.1:32379";
-
 /// etcd's default `--max-txn-ops`.
 const MAX_TXN_OPS: usize = 128;
 
