@@ -2,7 +2,7 @@
 //! (`Request`), what applying it answers (`Response`), and openraft's type configuration.
 //!
 //! These values travel in the Raft log and over the network, so their serialised form is part of
-//! the log's on-disk format (docs/format.md, "Raft log"): add variants only at the end.
+//! the log's on-disk format (docs/format.md, "Raft storage"): add variants only at the end.
 
 use serde::{Deserialize, Serialize};
 
