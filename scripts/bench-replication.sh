@@ -16,12 +16,10 @@
 #        WORK         cluster data directories (default target/bench-replication; wiped per round)
 #        STRATA       the strata binary (default target/release/strata, built with
 #                     --features cluster,etcd, which needs protoc: Debian protobuf-compiler)
-#        CLUSTER_START the command that starts the three strata-server nodes on 127.0.0.1:7001-7003
-#                     with its data under the directory given as its last argument and returns once
-#                     the cluster has a leader (default: scripts/cluster-start.sh)
-# The strata cluster is stopped by signalling the strata-server processes listening on ports
-# 7001-7003 (found with ss), so the script does not depend on how cluster-start.sh keeps pids;
-# etcd by scripts/etcd-cluster.sh stop.
+#        STRATA_SERVER the strata-server binary (default target/release/strata-server, built here)
+# The strata cluster is started by scripts/cluster-start.sh DIR (nodes on 127.0.0.1:7001-7003,
+# their Raft timing the binary's defaults: heartbeat 100 ms, election timeout 1000 ms, as etcd's)
+# and stopped by scripts/cluster-stop.sh DIR; etcd by scripts/etcd-cluster.sh start|stop DIR.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
@@ -36,7 +34,8 @@ ENGINES=${ENGINES:-"cluster etcd"}
 OUT=${OUT:-bench/results/replication-$(date -u +%Y-%m-%d)}
 WORK=${WORK:-target/bench-replication}
 STRATA=${STRATA:-target/release/strata}
-CLUSTER_START=${CLUSTER_START:-scripts/cluster-start.sh}
+STRATA_SERVER=${STRATA_SERVER:-$here/target/release/strata-server}
+export STRATA_SERVER
 cluster_ports=(7001 7002 7003)
 etcd_ports=(2379 22379 32379)
 
@@ -50,7 +49,9 @@ build() {
             exit 2
         fi
         features=cluster,etcd
-        nice cargo build --release -p strata-server
+        if [[ "$STRATA_SERVER" == "$here/target/release/strata-server" ]]; then
+            nice cargo build --release -p strata-server
+        fi
     fi
     if [[ "$STRATA" == target/release/strata ]]; then
         nice cargo build --release -p strata-kv-cli --features "$features"
@@ -80,12 +81,14 @@ start_engine() {
     mkdir -p "$dir"
     case "$engine" in
         etcd) scripts/etcd-cluster.sh start "$dir" ;;
-        cluster) $CLUSTER_START "$dir" ;;
+        cluster) scripts/cluster-start.sh "$dir" >&2 ;;
     esac
 }
 
 stop_cluster() {
-    local pids pid comm
+    local dir=$1 pids pid comm
+    scripts/cluster-stop.sh "$dir" >&2 || true
+    # A node cluster-stop.sh did not know (a pid file lost): the strata-server on those ports.
     pids=$(listeners "${cluster_ports[@]}")
     for pid in $pids; do
         comm=$(cat "/proc/$pid/comm" 2>/dev/null || true)
@@ -106,7 +109,7 @@ stop_engine() {
     local engine=$1 dir=$2
     case "$engine" in
         etcd) scripts/etcd-cluster.sh stop "$dir" ;;
-        cluster) stop_cluster ;;
+        cluster) stop_cluster "$dir" ;;
     esac
 }
 

@@ -10,6 +10,8 @@
 //! preload, benchmarks, table). Must not: contain the client loops (harness.rs), formats
 //! (output.rs) or engine calls (kv.rs's trait and the engine_* files).
 
+#[cfg(feature = "cluster")]
+mod engine_cluster;
 #[cfg(feature = "etcd")]
 mod engine_etcd;
 mod engine_mem;
@@ -42,6 +44,8 @@ const BUILT: &[&str] = &[
     "memory",
     #[cfg(feature = "etcd")]
     "etcd",
+    #[cfg(feature = "cluster")]
+    "cluster",
 ];
 
 /// Whether `name` is a replicated engine (built in or not), for `--engine`'s check.
@@ -109,6 +113,10 @@ async fn run_engine(flags: &Flags, out: &mut dyn Write) -> Result<()> {
     if flags.engine == "etcd" {
         let kv = engine_etcd::Etcd::connect(&endpoints).await.context("connecting to etcd")?;
         return run_all(kv, flags, out).await;
+    }
+    #[cfg(feature = "cluster")]
+    if flags.engine == "cluster" {
+        return run_all(engine_cluster::Cluster::new(&endpoints), flags, out).await;
     }
     if flags.engine == "memory" {
         return run_all(engine_mem::MemKv::default(), flags, out).await;
