@@ -62,7 +62,8 @@ build() {
 listeners() {
     local p
     for p in "$@"; do
-        ss -Hltnp "sport = :$p" 2>/dev/null | grep -o 'pid=[0-9]*' | cut -d= -f2
+        # No listener is no match, not a failure.
+        ss -Hltnp "sport = :$p" 2>/dev/null | grep -o 'pid=[0-9]*' | cut -d= -f2 || true
     done | sort -u
 }
 
@@ -224,7 +225,8 @@ main() {
         echo "# scripts/bench-replication.sh $ROUNDS ($(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git rev-parse --short HEAD))"
         echo "DURATION=$DURATION PUT_CLIENTS=\"$PUT_CLIENTS\" GET_CLIENTS=\"$GET_CLIENTS\" KEY_SPACE=$KEY_SPACE VALUE_SIZE=$VALUE_SIZE ENGINES=\"$ENGINES\""
         echo "CPU: $(nproc) x $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')"
-        echo "etcd: $(etcd --version 2>/dev/null | head -1 || echo missing)"
+        echo "etcd: $(etcd --version 2>/dev/null | sed -n 1p)"
+        echo "load before: $(uptime)"
     } >"$OUT/run.txt"
     local round engine
     for round in $(seq 1 "$ROUNDS"); do
@@ -232,6 +234,7 @@ main() {
             run_round "$engine" "$round"
         done
     done
+    echo "load after: $(uptime)" >>"$OUT/run.txt"
     summary | tee "$OUT/summary.md"
 }
 
