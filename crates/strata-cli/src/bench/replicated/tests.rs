@@ -155,3 +155,33 @@ impl ReplicatedKv for Failing {
         "failing".into()
     }
 }
+
+/// rput and rget against three strata-server nodes in this process (real HTTP on loopback): the
+/// preload and every get go through Raft, and every key rget reads was put.
+#[cfg(feature = "cluster")]
+#[test]
+fn rput_and_rget_run_against_a_strata_cluster() {
+    use strata_server::local_cluster::{fast_timeouts, LocalCluster};
+
+    let dir = tempfile::tempdir().unwrap();
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let f =
+        parse(&["--engine=cluster", "--benchmarks=rput,rget", "--num=200", "--threads=4", "--key_space=300"]);
+    let out = rt.block_on(async {
+        let cluster = LocalCluster::start(3, dir.path(), fast_timeouts).await.expect("start nodes");
+        cluster.init().await.expect("init");
+        let all = [1, 2, 3].into();
+        cluster.wait_leader(&all, Duration::from_secs(10)).await.expect("a leader is elected");
+        let mut out = Vec::new();
+        let kv = super::engine_cluster::Cluster::new(&cluster.endpoints());
+        let r = super::run_all(kv, &f, &mut out).await;
+        let out = String::from_utf8(out).unwrap();
+        r.unwrap_or_else(|e| panic!("{e:#}\n{out}"));
+        cluster.shutdown().await;
+        out
+    });
+    assert!(out.contains("preload      : 300 keys put in "), "{out}");
+    let parsed = dbbench_output::parse(&out);
+    assert_eq!(parsed.iter().map(|p| p.ops).collect::<Vec<_>>(), [Some(200), Some(200)], "{out}");
+    assert!(out.contains("(200 of 200 found) (4 clients, 0 errors)"), "{out}");
+}
