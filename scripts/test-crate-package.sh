@@ -27,7 +27,19 @@ version=${version##*[#@]}
 # version unchanged, it reuses the extraction ($CARGO_HOME/registry/src) and the build (target/)
 # of an earlier run, so the CLI was "verified" against an old engine. The builds below stand in
 # for it, from the .crate files themselves, as path packages (rebuilt when they change).
+# strata-kv-cli's `cluster` feature depends on strata-server, which is not published: the package
+# is made from the CLI's manifest without the lines marked `# not published` (the feature stays,
+# empty, so the packaged code's cfg names a declared feature), then the files are put back.
+cli_manifest=crates/strata-cli/Cargo.toml
+mkdir -p "$target"
+cp "$cli_manifest" "$target/strata-cli-Cargo.toml.kept"
+cp Cargo.lock "$target/Cargo.lock.kept"
+restore() { cp "$target/strata-cli-Cargo.toml.kept" "$cli_manifest"; cp "$target/Cargo.lock.kept" Cargo.lock; }
+trap restore EXIT
+sed -i -e 's/^\([a-z-]*\) = \["dep:[a-z-]*"\] # not published$/\1 = []/' -e '/# not published$/d' "$cli_manifest"
 cargo package -p strata-kv -p strata-kv-cli --no-verify --allow-dirty 2>&1 | grep -v '^warning: ignoring test'
+restore
+trap - EXIT
 for crate in strata-kv strata-kv-cli; do
   file=$target/package/$crate-$version.crate
   size=$(stat -c %s "$file")

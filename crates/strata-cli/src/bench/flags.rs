@@ -117,6 +117,10 @@ pub struct Flags {
     pub ib_phases: Vec<String>,
     /// insertbench: run the index checker at the end.
     pub ib_check: bool,
+    /// rput/rget: the cluster's client addresses; None means the engine's loopback default.
+    pub endpoints: Option<String>,
+    /// rput/rget: keys are drawn from 0..key_space (rget preloads them all).
+    pub key_space: u64,
 }
 
 impl Flags {
@@ -297,9 +301,10 @@ pub static FLAGS: &[FlagSpec] = &[
     flag(
         "engine",
         DEFAULT_ENGINE,
-        "strata: engine to run (strata, memory; rocksdb, heed, fjall, redb, sled with their features)",
+        "strata: engine to run (strata, memory; rocksdb, heed, fjall, redb, sled with their features; \
+         etcd and cluster, for rput and rget, with theirs)",
         |f, v| {
-            if super::engine::ENGINES.contains(&v) {
+            if super::engine::ENGINES.contains(&v) || super::replicated::is_engine(v) {
                 f.engine = v.to_string();
                 Ok(())
             } else {
@@ -438,6 +443,19 @@ pub static FLAGS: &[FlagSpec] = &[
         "insertbench: check every row against its index entries at the end",
         |f, v| set_bool(&mut f.ib_check, v),
     ),
+    flag(
+        "endpoints",
+        "",
+        "rput/rget: client addresses host:port,... of the cluster (default: the loopback members \
+         scripts/etcd-cluster.sh or scripts/cluster-start.sh start)",
+        |f, v| {
+            f.endpoints = (!v.is_empty()).then(|| v.to_string());
+            Ok(())
+        },
+    ),
+    flag("key_space", "100000", "rput/rget: keys drawn from 0..key_space; rget preloads them all", |f, v| {
+        set_min(&mut f.key_space, v, 1)
+    }),
 ];
 
 /// The engine benchmarked unless `--engine` says otherwise (`memory` measures the harness alone).
@@ -591,7 +609,8 @@ pub fn help_text() -> String {
          \x20           updaterandom mergerandom deleterandom deleteseq readwhilewriting\n\
          \x20           seekrandomwhilewriting compact flush stats levelstats\n\
          \x20           linkbench (alone: --maxid1 --loaders --requesters --requests --transactions --txn_mode)\n\
-         \x20           insertbench (alone: --threads clients, --ib_phases --ib_rows_l0 --ib_rows_l1 ...)\n\nflags:\n",
+         \x20           insertbench (alone: --threads clients, --ib_phases --ib_rows_l0 --ib_rows_l1 ...)\n\
+         \x20           rput rget (replicated: --engine=etcd|cluster --endpoints --threads clients --key_space)\n\nflags:\n",
     );
     for spec in FLAGS {
         let def = if spec.default.is_empty() { "unset" } else { spec.default };

@@ -34,6 +34,7 @@ mod linkbench;
 mod pattern;
 mod plot;
 mod progress;
+mod replicated;
 mod report;
 mod resources;
 mod runner;
@@ -102,6 +103,9 @@ pub fn run(flags: &flags::Flags, out: &mut dyn Write) -> Result<()> {
     }
     if flags.benchmarks.iter().any(|b| b == insertbench::NAME) {
         return insertbench::run(flags, out);
+    }
+    if replicated::wanted(flags) {
+        return replicated::run(flags, out);
     }
     // The guard deletes a temporary database directory when it drops, after the engine closed.
     let (path, _temp_guard) = runner::db_dir(flags)?;

@@ -46,6 +46,8 @@ pub enum Workload {
     LinkBench,
     /// The insert benchmark (iibench, seed 004): its own driver, insertbench/mod.rs, runs it.
     InsertBench,
+    /// rput and rget, against a replicated store: their own driver, replicated/mod.rs, runs them.
+    Replicated,
 }
 
 /// Every benchmark name with its workload: the one list `parse`, `--help` and the error for an
@@ -72,6 +74,8 @@ const TABLE: &[(&str, Workload)] = &[
     ("levelstats", Workload::Stats(StatsKind::LevelStats)),
     ("linkbench", Workload::LinkBench),
     ("insertbench", Workload::InsertBench),
+    ("rput", Workload::Replicated),
+    ("rget", Workload::Replicated),
 ];
 
 /// The error text for a benchmark name [`Workload::parse`] does not know: it lists every one.
@@ -104,7 +108,12 @@ impl Workload {
             Self::UpdateRandom => "update",
             Self::MergeRandom => "merge",
             Self::DeleteSeq | Self::DeleteRandom => "delete",
-            Self::Compact | Self::Flush | Self::Stats(_) | Self::LinkBench | Self::InsertBench => "op",
+            Self::Compact
+            | Self::Flush
+            | Self::Stats(_)
+            | Self::LinkBench
+            | Self::InsertBench
+            | Self::Replicated => "op",
         }
     }
 
@@ -213,6 +222,7 @@ pub fn run(w: Workload, c: &mut Ctx<'_>) -> Result<()> {
         Workload::Stats(_) => bail!("stats is not a threaded benchmark"),
         Workload::LinkBench => bail!("linkbench runs through its own driver (bench/linkbench)"),
         Workload::InsertBench => bail!("insertbench runs through its own driver (bench/insertbench)"),
+        Workload::Replicated => bail!("rput and rget run through their own driver (bench/replicated)"),
     }
 }
 
