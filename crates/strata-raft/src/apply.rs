@@ -66,9 +66,25 @@ impl Pending<'_> {
         true
     }
 
+    /// Evaluates one entry's request.
+    fn respond(&mut self, request: &Request) -> strata::Result<Response> {
+        let Request::Batch(requests) = request else {
+            return Ok(Response { succeeded: self.request(request)?, each: Vec::new() });
+        };
+        let each = requests.iter().map(|r| self.request(r)).collect::<strata::Result<Vec<bool>>>()?;
+        Ok(Response { succeeded: each.iter().all(|&ok| ok), each })
+    }
+
     fn request(&mut self, request: &Request) -> strata::Result<bool> {
         match request {
             Request::Write(ops) => Ok(self.write(ops)),
+            Request::Batch(requests) => {
+                let mut all = true;
+                for r in requests {
+                    all &= self.request(r)?;
+                }
+                Ok(all)
+            }
             Request::Txn { compares, success, failure } => {
                 let mut held = true;
                 for compare in compares {
@@ -100,15 +116,15 @@ pub(crate) fn apply(shared: &Shared, entries: Vec<Entry<TypeConfig>>) -> strata:
     let mut membership = None;
     for entry in entries {
         applied = Some(entry.log_id);
-        let succeeded = match &entry.payload {
-            EntryPayload::Blank => true,
-            EntryPayload::Normal(request) => pending.request(request)?,
+        let response = match &entry.payload {
+            EntryPayload::Blank => Response { succeeded: true, each: Vec::new() },
+            EntryPayload::Normal(request) => pending.respond(request)?,
             EntryPayload::Membership(m) => {
                 membership = Some(StoredMembership::new(Some(entry.log_id), m.clone()));
-                true
+                Response { succeeded: true, each: Vec::new() }
             }
         };
-        responses.push(Response { succeeded });
+        responses.push(response);
     }
     let Some(applied) = applied else { return Ok(responses) };
     let mut batch = pending.batch;

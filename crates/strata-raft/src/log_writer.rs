@@ -33,7 +33,8 @@ pub(crate) enum Change {
 enum Done {
     /// openraft's append callback; the written log ids leave the tail once written.
     Flushed(LogFlushed<TypeConfig>, Vec<LogId<NodeId>>),
-    /// Nobody waits (the committed log id).
+    /// Nobody waits (the committed log id): written without sync unless grouped with a job
+    /// that needs it.
     Nothing,
     /// An awaited write (vote, truncate, purge).
     Reply(tokio::sync::oneshot::Sender<strata::Result<()>>),
@@ -131,7 +132,10 @@ fn run(db: &Db, rx: &mpsc::Receiver<Job>, tail: &Tail) {
         for job in &jobs {
             add(&mut batch, &job.changes);
         }
-        match db.write_opt(&WriteOptions { sync: true, disable_wal: false }, batch) {
+        // The committed log id alone needs no fsync (losing it only means learning it again from
+        // the leader); synced, it cost one more fsync per commit, in front of the next append.
+        let sync = jobs.iter().any(|job| !matches!(job.done, Done::Nothing));
+        match db.write_opt(&WriteOptions { sync, disable_wal: false }, batch) {
             Ok(()) => jobs.into_iter().for_each(|job| complete(job, tail)),
             Err(e) => jobs.into_iter().for_each(|job| fail(job, &e)),
         }

@@ -32,13 +32,22 @@ pub enum Request {
     /// compares are evaluated at apply time, in log order, so a transaction is serialisable
     /// with every other entry; clients build optimistic transactions on it.
     Txn { compares: Vec<Compare>, success: Vec<Op>, failure: Vec<Op> },
+    /// Several requests proposed as one entry, applied in order, each exactly as it would be
+    /// alone (a transaction sees the effects of the requests before it); `Response::each`
+    /// answers each. A server batches concurrent clients' proposals this way so that one log
+    /// write, one fsync and one replication round carry them all.
+    Batch(Vec<Request>),
 }
 
 /// What applying an entry answered.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Response {
-    /// For `Txn`, whether every compare held; `true` for `Write` and for membership entries.
+    /// For `Txn`, whether every compare held; `true` for `Write` and for membership entries;
+    /// for `Batch`, whether every request in it succeeded.
     pub succeeded: bool,
+    /// For `Batch`, each request's `succeeded`, in order; empty otherwise.
+    #[serde(default)]
+    pub each: Vec<bool>,
 }
 
 openraft::declare_raft_types!(

@@ -8,7 +8,7 @@ use openraft::storage::RaftStateMachine;
 use strata_raft::{RaftStore, Response};
 
 fn ok(succeeded: bool) -> Response {
-    Response { succeeded }
+    Response { succeeded, each: Vec::new() }
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -35,6 +35,26 @@ async fn txn_takes_the_branch_its_compares_choose() {
     assert_eq!(store.get(b"t2").unwrap(), None);
     assert_eq!(store.get(b"f2").unwrap().as_deref(), Some(&b"yes"[..]));
     assert_eq!(store.get(b"t3").unwrap().as_deref(), Some(&b"yes"[..]));
+}
+
+/// A batch of requests in one entry answers each as if it were alone, in order: a transaction
+/// sees the writes before it in the batch, and a refused request does not spoil the others.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_batch_entry_answers_each_request_in_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = RaftStore::open(dir.path()).unwrap();
+    let mut sm = store.state_machine();
+    let too_long = String::from_utf8(vec![b'k'; strata::batch::MAX_KEY_LEN + 1]).unwrap();
+    let batch = strata_raft::Request::Batch(vec![
+        write(vec![put("k", "1")]),
+        txn(vec![value_is("k", Some("1"))], vec![put("seen", "yes")], vec![]),
+        write(vec![put(&too_long, "x")]),
+        txn(vec![value_is("k", Some("2"))], vec![put("wrong", "1")], vec![]),
+        write(vec![del("k")]),
+    ]);
+    let r = sm.apply([normal(1, 1, batch)]).await.unwrap();
+    assert_eq!(r, vec![Response { succeeded: false, each: vec![true, true, false, false, true] }]);
+    assert_eq!(dump(&store), vec![("seen".into(), "yes".into())]);
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -62,7 +62,7 @@ async fn applied_state_and_data_survive_reopen() {
             blank(2, 4),
         ];
         let responses = sm.apply(entries).await.unwrap();
-        assert_eq!(responses, vec![Response { succeeded: true }; 4]);
+        assert_eq!(responses, vec![Response { succeeded: true, each: Vec::new() }; 4]);
     }
     let store = RaftStore::open(dir.path()).unwrap();
     let (applied, membership) = store.state_machine().applied_state().await.unwrap();

@@ -10,6 +10,7 @@ pub mod http;
 pub mod local_cluster;
 pub mod network;
 pub mod node;
+pub mod proposer;
 pub mod routes;
 pub mod routes_admin;
 pub mod routes_kv;

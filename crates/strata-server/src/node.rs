@@ -15,6 +15,7 @@ use tokio::task::JoinHandle;
 use crate::api::ApiError;
 use crate::http::HttpClient;
 use crate::network::{Network, Partition};
+use crate::proposer::Proposer;
 
 /// How a node is set up. The defaults follow etcd's (heartbeat 100 ms, election 1000 ms).
 #[derive(Clone, Debug)]
@@ -67,6 +68,8 @@ pub struct Node {
     pub id: NodeId,
     pub addr: String,
     pub raft: Raft<TypeConfig>,
+    /// Client writes go through it, batched (`proposer`).
+    pub proposer: Proposer,
     pub store: Arc<RaftStore>,
     pub partition: Partition,
 }
@@ -107,10 +110,20 @@ pub async fn start(config: NodeConfig) -> Result<RunningNode, ApiError> {
     )
     .await
     .map_err(|e| ApiError::Internal(format!("start raft: {e}")))?;
-    let node =
-        Arc::new(Node { id: config.id, addr: addr.to_string(), raft, store: Arc::new(store), partition });
+    let node = Arc::new(Node {
+        id: config.id,
+        addr: addr.to_string(),
+        proposer: Proposer::start(raft.clone()),
+        raft,
+        store: Arc::new(store),
+        partition,
+    });
     let router = crate::routes::router(node.clone());
     let (stop, stopped) = oneshot::channel::<()>();
+    // Answers are small writes; without TCP_NODELAY one can wait for the peer's delayed ACK.
+    let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
+        let _ = tcp.set_nodelay(true);
+    });
     let server = tokio::spawn(async move {
         axum::serve(listener, router)
             .with_graceful_shutdown(async move {

@@ -1,5 +1,5 @@
-//! The client key-value routes. Writes go through `Raft::client_write` (answered once committed
-//! and applied); reads first get a read index (`Raft::ensure_linearizable`: the leader confirms
+//! The client key-value routes. Writes go through the node's `Proposer` (batched into
+//! `Raft::client_write`, answered once committed and applied); reads first get a read index (`Raft::ensure_linearizable`: the leader confirms
 //! it still leads with a quorum and waits until it has applied that far), then read the applied
 //! state from the `RaftStore`. A follower answers every route with a forward to the leader.
 
@@ -11,13 +11,13 @@ use axum::response::Response;
 use strata_raft::{Op, Request};
 
 use crate::api::{self, ApiResult, ScanRequest, TxnRequest};
-use crate::errors::{from_read, from_storage, from_write, reply};
+use crate::errors::{from_read, from_storage, reply};
 use crate::node::Node;
 
 pub async fn write(State(node): State<Arc<Node>>, body: Bytes) -> Response {
     let result: ApiResult<()> = async {
         let ops: Vec<Op> = api::decode(&body)?;
-        node.raft.client_write(Request::Write(ops)).await.map_err(from_write)?;
+        node.proposer.propose(Request::Write(ops)).await?;
         Ok(())
     }
     .await;
@@ -28,8 +28,7 @@ pub async fn txn(State(node): State<Arc<Node>>, body: Bytes) -> Response {
     let result: ApiResult<bool> = async {
         let t: TxnRequest = api::decode(&body)?;
         let request = Request::Txn { compares: t.compares, success: t.success, failure: t.failure };
-        let resp = node.raft.client_write(request).await.map_err(from_write)?;
-        Ok(resp.data.succeeded)
+        Ok(node.proposer.propose(request).await?.succeeded)
     }
     .await;
     reply(result)

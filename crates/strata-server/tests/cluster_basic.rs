@@ -279,3 +279,36 @@ async fn cluster_isolated_follower_misses_writes_until_healed() {
     assert_eq!(cluster.nodes[&follower].node.store.get(b"k").unwrap(), Some(b"while split".to_vec()));
     cluster.shutdown().await;
 }
+
+/// Concurrent writes share log entries (the proposer batches them), and each is still answered
+/// on its own: of many compare-and-sets racing on one key from the same start, exactly one
+/// succeeds, and every plain put lands.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn cluster_concurrent_writes_share_entries_and_are_answered_each() {
+    let dir = tempfile::tempdir().unwrap();
+    let cluster = three_nodes(dir.path(), fast_timeouts).await;
+    let client = cluster.client();
+    client.put(b"race", b"start").await.unwrap();
+    let before = wait_all_applied(&cluster, &[1, 2, 3]).await;
+    let tasks: Vec<_> = (0..64u32)
+        .map(|i| {
+            let client = client.clone();
+            tokio::spawn(async move {
+                client.put(format!("p{i:02}").as_bytes(), b"v").await.unwrap();
+                let compare = Compare::ValueIs { key: b"race".to_vec(), value: Some(b"start".to_vec()) };
+                let win = Op::Put { key: b"race".to_vec(), value: i.to_be_bytes().to_vec() };
+                client.txn(vec![compare], vec![win], vec![]).await.unwrap()
+            })
+        })
+        .collect();
+    let mut winners = 0;
+    for t in tasks {
+        winners += usize::from(t.await.unwrap());
+    }
+    assert_eq!(winners, 1, "exactly one compare-and-set from the same start wins");
+    let after = wait_all_applied(&cluster, &[1, 2, 3]).await;
+    assert!(after - before < 128, "128 writes took {} log entries: none was batched", after - before);
+    let puts = client.scan(b"p", Some(b"q"), 1000).await.unwrap();
+    assert_eq!(puts.len(), 64);
+    cluster.shutdown().await;
+}

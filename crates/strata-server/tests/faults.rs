@@ -90,11 +90,19 @@ async fn wiped_follower_rejoins_by_snapshot() {
     let client = c.client().with_timeout(Duration::from_secs(10));
     let all = c.ids();
     // Enough entries that the leader snapshots and purges log the wiped node would need (the
-    // server keeps 1000 entries behind a snapshot).
-    put_many(&client, "s", 1300).await;
-    let leader = c.wait_leader(&all, WAIT).await.expect("a leader");
-    let status = c.status(leader).await.expect("leader status");
-    let purged = status.purged_index.expect("the leader purged its log");
+    // server keeps 1000 entries behind a snapshot). Concurrent puts share entries (the server
+    // batches proposals), so write until the leader has purged.
+    let mut written = 0;
+    let (leader, purged) = loop {
+        put_many(&client, "s", written..written + 400).await;
+        written += 400;
+        let leader = c.wait_leader(&all, WAIT).await.expect("a leader");
+        let status = c.status(leader).await.expect("leader status");
+        if let Some(purged) = status.purged_index {
+            break (leader, purged);
+        }
+        assert!(written < 20_000, "the leader has not purged its log after {written} writes");
+    };
     let follower = *others(&all, leader).first().expect("a follower");
 
     c.kill(follower);
@@ -105,7 +113,7 @@ async fn wiped_follower_rejoins_by_snapshot() {
     assert_eq!((empty.last_applied, empty.snapshot_index), (None, None), "the node starts empty");
     client.add_learner(follower, &c.addr(follower)).await.expect("add the wiped node as learner");
     client.change_membership(all.clone()).await.expect("make it a voter again");
-    put_many(&client, "t", 20).await;
+    put_many(&client, "t", 0..20).await;
     c.wait_caught_up(&all).await;
 
     let rejoined = c.status(follower).await.expect("rejoined status");
@@ -121,18 +129,20 @@ async fn wiped_follower_rejoins_by_snapshot() {
         c.kill(id);
     }
     let reference = store_contents(&c, leader);
-    assert_eq!(reference.iter().filter(|(k, _)| k.starts_with(b"s/")).count(), 1300);
+    assert_eq!(reference.iter().filter(|(k, _)| k.starts_with(b"s/")).count(), written);
     cluster::assert_same_stores(&c, leader, &all);
 }
 
-/// Puts `n` keys `<prefix>/<i>` through 8 concurrent tasks; every put must succeed.
-async fn put_many(client: &Client, prefix: &str, n: usize) {
+/// Puts the keys `<prefix>/<i>` for `i` in `keys` through 8 concurrent tasks; every put must
+/// succeed.
+async fn put_many(client: &Client, prefix: &str, keys: std::ops::Range<usize>) {
     let tasks: Vec<_> = (0..8)
         .map(|t| {
             let client = client.clone();
             let prefix = prefix.to_string();
+            let keys = keys.clone();
             tokio::spawn(async move {
-                for i in (t..n).step_by(8) {
+                for i in (keys.start + t..keys.end).step_by(8) {
                     let key = format!("{prefix}/{i:06}");
                     client.put(key.as_bytes(), b"x").await.unwrap_or_else(|e| panic!("put {key}: {e}"));
                 }
@@ -164,7 +174,7 @@ async fn partitioned_minority_stops_acknowledging_and_catches_up() {
 
     let new = c.wait_leader(&majority, WAIT).await.expect("the majority elects a leader");
     let majority_client = Client::new(majority.iter().map(|&id| c.addr(id)).collect());
-    put_many(&majority_client, "m", 50).await;
+    put_many(&majority_client, "m", 0..50).await;
     assert_eq!(majority_client.get(b"m/000049").await.expect("majority read"), Some(b"x".to_vec()));
 
     c.heal().await;
