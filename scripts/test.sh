@@ -16,3 +16,8 @@ cargo test -p strata-stress --features kill-points --test stress a_short_kill_po
 # compiles RocksDB from source (~20 minutes on 2 cores), so only scripts/bench-vs-peers.sh builds it.
 cargo clippy -p strata-kv-cli --all-targets --features heed,fjall,redb,sled -- -D warnings
 cargo test -p strata-kv-cli --features heed,fjall,redb,sled --bins engine
+# The replicated benchmark's engine for a strata cluster (`strata bench --engine=cluster`, feature
+# `cluster`: the CLI links strata-server only then). Its etcd engine needs protoc and a running
+# etcd: scripts/bench-replication.sh builds and runs it.
+cargo clippy -p strata-kv-cli --all-targets --features cluster -- -D warnings
+cargo test -p strata-kv-cli --features cluster --bins replicated

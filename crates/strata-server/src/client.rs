@@ -176,6 +176,24 @@ impl Client {
         answer(&bytes)
     }
 
+    /// `endpoint`'s `strata.stats` (its database's statistics, as `strata stats` prints them).
+    pub async fn stats(&self, endpoint: &str) -> Result<String, ClientError> {
+        let (_, bytes) = self.http.get(endpoint, path::ADMIN_STATS, self.timeout).await.map_err(transport)?;
+        Ok(String::from_utf8_lossy(&bytes).into_owned())
+    }
+
+    /// A property of `endpoint`'s database (`strata get_property`); `None` if it has none.
+    pub async fn property(&self, endpoint: &str, name: &str) -> Result<Option<String>, ClientError> {
+        let route = format!("{}?name={}", path::ADMIN_PROPERTY, query_escape(name));
+        let (status, bytes) = self.http.get(endpoint, &route, self.timeout).await.map_err(transport)?;
+        Ok((status != 404).then(|| String::from_utf8_lossy(&bytes).into_owned()))
+    }
+
+    /// Compacts `endpoint`'s whole database (Raft log and state machine), on that node only.
+    pub async fn compact(&self, endpoint: &str) -> Result<(), ClientError> {
+        self.call_one(endpoint, path::ADMIN_COMPACT, &()).await
+    }
+
     /// Cuts `endpoint` off from `peers` (messages both ways dropped); an empty set heals it.
     pub async fn set_partition(&self, endpoint: &str, peers: BTreeSet<NodeId>) -> Result<(), ClientError> {
         self.call_one(endpoint, path::ADMIN_PARTITION, &PartitionRequest { peers }).await
@@ -308,4 +326,15 @@ fn transport(e: TransportError) -> ClientError {
         TransportError::Failed(m) => ClientError::Io(m),
         TransportError::Timeout => ClientError::Timeout("no answer before the deadline".into()),
     }
+}
+
+/// Percent-encodes a query value (property names are plain, but a name is the caller's input).
+fn query_escape(value: &str) -> String {
+    value
+        .bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => (b as char).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
 }

@@ -57,6 +57,59 @@ enum Command {
     /// Cluster administration sent to a running node.
     #[command(subcommand)]
     Cluster(ClusterCommand),
+    /// The `strata` admin commands against a running node (keys and values as UTF-8 text).
+    #[command(subcommand)]
+    Admin(AdminCommand),
+}
+
+#[derive(Subcommand)]
+enum AdminCommand {
+    /// The node's database statistics (as `strata stats`).
+    Stats {
+        #[arg(long)]
+        endpoint: String,
+    },
+    /// A property of the node's database (as `strata get_property`).
+    GetProperty {
+        #[arg(long)]
+        endpoint: String,
+        name: String,
+    },
+    /// Compacts the node's whole database (as `strata compact`), on that node only.
+    Compact {
+        #[arg(long)]
+        endpoint: String,
+    },
+    /// Reads a key, linearizably (from the leader).
+    Get {
+        #[arg(long)]
+        endpoint: String,
+        key: String,
+    },
+    /// Writes a key through the cluster.
+    Put {
+        #[arg(long)]
+        endpoint: String,
+        key: String,
+        value: String,
+    },
+    /// Deletes a key through the cluster.
+    Delete {
+        #[arg(long)]
+        endpoint: String,
+        key: String,
+    },
+    /// Prints `key ==> value` for keys in [--from, --to), linearizably.
+    Scan {
+        #[arg(long)]
+        endpoint: String,
+        #[arg(long, default_value = "")]
+        from: String,
+        #[arg(long)]
+        to: Option<String>,
+        #[arg(long, default_value_t = 100)]
+        limit: u64,
+    },
 }
 
 #[derive(Subcommand)]
@@ -112,6 +165,7 @@ fn main() -> ExitCode {
     let result = runtime.block_on(async {
         match cli.command {
             Some(Command::Cluster(c)) => cluster(c).await,
+            Some(Command::Admin(c)) => admin(c).await,
             None => serve(cli.serve).await,
         }
     });
@@ -176,6 +230,46 @@ async fn cluster(command: ClusterCommand) -> Result<(), String> {
             let voters: BTreeSet<u64> = voters.into_iter().collect();
             Client::new(vec![endpoint]).change_membership(voters).await.map_err(|e| e.to_string())?;
             println!("membership changed");
+        }
+    }
+    Ok(())
+}
+
+async fn admin(command: AdminCommand) -> Result<(), String> {
+    let text = |e: strata_server::ClientError| e.to_string();
+    match command {
+        AdminCommand::Stats { endpoint } => {
+            print!("{}", Client::new(vec![endpoint.clone()]).stats(&endpoint).await.map_err(text)?);
+        }
+        AdminCommand::GetProperty { endpoint, name } => {
+            let value = Client::new(vec![endpoint.clone()]).property(&endpoint, &name).await.map_err(text)?;
+            println!("{}", value.ok_or_else(|| format!("no property {name}"))?.trim_end());
+        }
+        AdminCommand::Compact { endpoint } => {
+            Client::new(vec![endpoint.clone()]).compact(&endpoint).await.map_err(text)?;
+            println!("compacted");
+        }
+        AdminCommand::Get { endpoint, key } => {
+            let value = Client::new(vec![endpoint]).get(key.as_bytes()).await.map_err(text)?;
+            let value = value.ok_or_else(|| format!("{key}: not found"))?;
+            println!("{}", String::from_utf8_lossy(&value));
+        }
+        AdminCommand::Put { endpoint, key, value } => {
+            Client::new(vec![endpoint]).put(key.as_bytes(), value.as_bytes()).await.map_err(text)?;
+            println!("OK");
+        }
+        AdminCommand::Delete { endpoint, key } => {
+            Client::new(vec![endpoint]).delete(key.as_bytes()).await.map_err(text)?;
+            println!("OK");
+        }
+        AdminCommand::Scan { endpoint, from, to, limit } => {
+            let client = Client::new(vec![endpoint]);
+            let limit = usize::try_from(limit).unwrap_or(usize::MAX);
+            let pairs =
+                client.scan(from.as_bytes(), to.as_deref().map(str::as_bytes), limit).await.map_err(text)?;
+            for (k, v) in pairs {
+                println!("{} ==> {}", String::from_utf8_lossy(&k), String::from_utf8_lossy(&v));
+            }
         }
     }
     Ok(())

@@ -312,3 +312,33 @@ async fn cluster_concurrent_writes_share_entries_and_are_answered_each() {
     assert_eq!(puts.len(), 64);
     cluster.shutdown().await;
 }
+
+/// `strata-server admin ...` runs the admin commands against a remote node: writes and reads
+/// through the cluster, the node's statistics and properties, a compaction.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn cluster_admin_commands_reach_a_remote_node() {
+    let dir = tempfile::tempdir().unwrap();
+    let cluster = three_nodes(dir.path(), fast_timeouts).await;
+    let endpoint = cluster.endpoints()[1].clone();
+    let run = move |args: Vec<&'static str>| {
+        let endpoint = endpoint.clone();
+        tokio::task::spawn_blocking(move || {
+            let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_strata-server"));
+            command.arg("admin").arg(args[0]).arg("--endpoint").arg(&endpoint).args(&args[1..]);
+            let out = command.output().expect("run strata-server admin");
+            (out.status.success(), String::from_utf8_lossy(&out.stdout).into_owned())
+        })
+    };
+    assert_eq!(run(vec!["put", "fruit", "apple"]).await.unwrap(), (true, "OK\n".into()));
+    assert_eq!(run(vec!["get", "fruit"]).await.unwrap(), (true, "apple\n".into()));
+    assert_eq!(run(vec!["scan", "--from", "f"]).await.unwrap(), (true, "fruit ==> apple\n".into()));
+    assert_eq!(run(vec!["delete", "fruit"]).await.unwrap(), (true, "OK\n".into()));
+    assert!(!run(vec!["get", "fruit"]).await.unwrap().0, "a deleted key is not found");
+    let (ok, stats) = run(vec!["stats"]).await.unwrap();
+    assert!(ok && !stats.is_empty(), "stats: {stats:?}");
+    let (ok, files) = run(vec!["get-property", "strata.num-files-at-level0"]).await.unwrap();
+    assert!(ok && files.trim().parse::<u64>().is_ok(), "property: {files:?}");
+    assert!(!run(vec!["get-property", "no.such.property"]).await.unwrap().0);
+    assert_eq!(run(vec!["compact"]).await.unwrap(), (true, "compacted\n".into()));
+    cluster.shutdown().await;
+}
