@@ -64,6 +64,20 @@ pub struct Outcome {
     pub first_error: Option<OpError>,
 }
 
+impl Outcome {
+    fn empty() -> Outcome {
+        Outcome {
+            hist: new_histogram(),
+            ops: 0,
+            errors: 0,
+            found: 0,
+            elapsed: Duration::ZERO,
+            client_secs: 0.0,
+            first_error: None,
+        }
+    }
+}
+
 /// The slowest latency the histogram tells apart; anything slower is counted as this.
 const MAX_LATENCY_US: u64 = 120_000_000;
 
@@ -90,15 +104,7 @@ pub async fn run<K: ReplicatedKv>(kv: &K, cfg: &Config) -> Outcome {
         };
         set.spawn(client(kv.clone(), cfg.clone(), i as u64, quota, deadline));
     }
-    let mut all = Outcome {
-        hist: new_histogram(),
-        ops: 0,
-        errors: 0,
-        found: 0,
-        elapsed: Duration::ZERO,
-        client_secs: 0.0,
-        first_error: None,
-    };
+    let mut all = Outcome::empty();
     while let Some(joined) = set.join_next().await {
         let one = match joined {
             Ok(o) => o,
@@ -134,15 +140,7 @@ async fn client<K: ReplicatedKv>(
     let begin = Instant::now();
     let mut rng = KeyRng::new(cfg.seed.wrapping_add(index), cfg.key_space);
     let mut values = cfg.pool.generator();
-    let mut o = Outcome {
-        hist: new_histogram(),
-        ops: 0,
-        errors: 0,
-        found: 0,
-        elapsed: Duration::ZERO,
-        client_secs: 0.0,
-        first_error: None,
-    };
+    let mut o = Outcome::empty();
     while o.ops + o.errors < quota && deadline.is_none_or(|d| Instant::now() < d) {
         let key = key_bytes(rng.next_key(), cfg.key_size);
         let t = Instant::now();
