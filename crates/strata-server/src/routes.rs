@@ -67,6 +67,18 @@ async fn vote(State(node): State<Arc<Node>>, body: Bytes) -> Response {
 }
 
 /// Receives a snapshot file into the path the state machine hands out, then installs it.
+/// Writes the streamed snapshot bytes to `target` and syncs them.
+async fn write_snapshot_file(target: &std::path::Path, body: Body) -> ApiResult<()> {
+    let io_err = |e: std::io::Error| ApiError::Internal(format!("write snapshot {}: {e}", target.display()));
+    let mut file = tokio::fs::File::create(target).await.map_err(io_err)?;
+    let mut chunks = body.into_data_stream();
+    while let Some(chunk) = chunks.next().await {
+        let chunk = chunk.map_err(|e| ApiError::Unavailable(format!("snapshot stream broke: {e}")))?;
+        file.write_all(&chunk).await.map_err(io_err)?;
+    }
+    file.sync_all().await.map_err(io_err)
+}
+
 async fn snapshot(State(node): State<Arc<Node>>, headers: HeaderMap, body: Body) -> Response {
     reply(receive_snapshot(&node, &headers, body).await)
 }
@@ -94,15 +106,11 @@ async fn receive_snapshot(
     }
     let target =
         node.raft.begin_receiving_snapshot().await.map_err(|e| ApiError::Unavailable(e.to_string()))?;
-    let io_err = |e: std::io::Error| ApiError::Internal(format!("write snapshot {}: {e}", target.display()));
-    let mut file = tokio::fs::File::create(&*target).await.map_err(io_err)?;
-    let mut chunks = body.into_data_stream();
-    while let Some(chunk) = chunks.next().await {
-        let chunk = chunk.map_err(|e| ApiError::Unavailable(format!("snapshot stream broke: {e}")))?;
-        file.write_all(&chunk).await.map_err(io_err)?;
+    if let Err(e) = write_snapshot_file(&target, body).await {
+        // A transfer cut short leaves nothing behind (open would remove it, but only at open).
+        let _ = tokio::fs::remove_file(&*target).await;
+        return Err(e);
     }
-    file.sync_all().await.map_err(io_err)?;
-    drop(file);
     let snapshot = Snapshot { meta: header.meta, snapshot: target };
     Ok(node.raft.install_full_snapshot(header.vote, snapshot).await)
 }
