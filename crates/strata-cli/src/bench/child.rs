@@ -176,6 +176,9 @@ mod tests {
         run_with(program, args, &Setup::default())
     }
 
+    /// The most a child that writes nothing may be charged: a CI run charged `/bin/true` 4 KiB.
+    const NOTHING_WRITTEN: u64 = 64 << 10;
+
     fn sh(script: &str) -> ChildRun {
         run(Path::new("/bin/sh"), &["-c".to_string(), script.to_string()]).unwrap()
     }
@@ -186,7 +189,10 @@ mod tests {
         assert!(r.status.success());
         assert!(r.peak_rss > 0, "{r:?}");
         assert!(r.stdout.is_empty() && r.stderr.is_empty());
-        assert_eq!((r.write_bytes, r.peak_dir_bytes), (0, None));
+        // The kernel may charge a page or two of metadata writeback (an atime, a journal block) to
+        // whichever process dirtied it, so "nothing" is a few pages, not always zero.
+        assert!(r.write_bytes <= NOTHING_WRITTEN, "{r:?}");
+        assert_eq!(r.peak_dir_bytes, None);
         assert!(r.disk_reads.is_some(), "/sys/block is readable");
     }
 
@@ -204,7 +210,7 @@ mod tests {
         assert!(r.write_bytes >= 1 << 20, "1 MiB written, {} bytes charged", r.write_bytes);
         assert!(r.peak_rss > 0);
         // A second child that writes nothing is not charged for the first one's writes.
-        assert_eq!(sh("true").write_bytes, 0);
+        assert!(sh("true").write_bytes <= NOTHING_WRITTEN);
     }
 
     #[test]
