@@ -55,6 +55,7 @@ pub(super) fn options(o: &EngineOptions) -> Result<Options> {
         table.set_block_restart_interval(i32::try_from(v).context("--block_restart_interval is too large")?);
     }
     opts.set_block_based_table_factory(&table);
+    opts.set_optimize_filters_for_hits(o.optimize_filters_for_hits);
     if let Some(v) = o.write_buffer_size {
         opts.set_write_buffer_size(v);
     }

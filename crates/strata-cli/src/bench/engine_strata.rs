@@ -70,12 +70,17 @@ fn text<T: ToString>(v: Option<T>) -> Option<String> {
 /// The flags that are strata options, as (flag, the option's name or alias in the engine's
 /// table, the value as text or `None` when the flag was not given). Every flag but
 /// `--statistics` is spelled as the option's name or one of its aliases (db_bench's spelling).
-fn option_flags(o: &EngineOptions) -> [(&'static str, &'static str, Option<String>); 15] {
+fn option_flags(o: &EngineOptions) -> [(&'static str, &'static str, Option<String>); 16] {
     [
         ("cache_size", "cache_size", text(Some(o.cache_size))),
         ("statistics", "latency_histograms", text(Some(o.statistics))),
         ("compression_type", "compression_type", Some(o.compression.clone())),
         ("bloom_bits", "bloom_bits", text(o.bloom_bits)),
+        (
+            "optimize_filters_for_hits",
+            "optimize_filters_for_hits",
+            o.optimize_filters_for_hits.then(|| "true".to_string()),
+        ),
         ("write_buffer_size", "write_buffer_size", text(o.write_buffer_size)),
         ("min_blob_size", "min_blob_size", text(o.min_blob_size)),
         ("max_write_buffer_number", "max_write_buffer_number", text(o.max_write_buffer_number)),

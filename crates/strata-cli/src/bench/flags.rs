@@ -29,6 +29,8 @@ pub struct Flags {
     pub cache_size: u64,
     /// Negative means the engine's default (10 bits per key).
     pub bloom_bits: i64,
+    /// No bloom filters in last-level tables (RocksDB's `optimize_filters_for_hits`).
+    pub optimize_filters_for_hits: bool,
     pub write_buffer_size: Option<u64>,
     pub sync: bool,
     pub disable_wal: bool,
@@ -218,6 +220,12 @@ pub static FLAGS: &[FlagSpec] = &[
     flag("bloom_bits", "-1", "bloom filter bits per key (<0: engine default 10)", |f, v| {
         set_num(&mut f.bloom_bits, v)
     }),
+    bool_flag(
+        "optimize_filters_for_hits",
+        "0",
+        "no bloom filters in tables of the last level (RocksDB's option of the same name)",
+        |f, v| set_bool(&mut f.optimize_filters_for_hits, v),
+    ),
     flag("write_buffer_size", "", "memtable bytes (engine default if unset)", |f, v| {
         set_some(&mut f.write_buffer_size, v)
     }),

@@ -309,7 +309,7 @@ impl Job<'_> {
             let opts = TableBuilderOptions {
                 block_size: o.block_size,
                 restart_interval: o.block_restart_interval,
-                bloom_bits_per_key: o.bloom_bits_per_key,
+                bloom_bits_per_key: o.bloom_bits_for_level(self.spec.level),
                 compression: o.compression_for_level(self.spec.level),
                 prefix_extractor: o.prefix_extractor,
             };

@@ -112,6 +112,7 @@ pub(crate) fn family_options(db: &Options, family: &Options) -> Options {
         block_size: family.block_size,
         block_restart_interval: family.block_restart_interval,
         bloom_bits_per_key: family.bloom_bits_per_key,
+        optimize_filters_for_hits: family.optimize_filters_for_hits,
         prefix_extractor: family.prefix_extractor,
         compression_per_level: family.compression_per_level.clone(),
         blob_compression: family.blob_compression,

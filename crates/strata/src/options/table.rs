@@ -121,6 +121,7 @@ static TABLE: &[OptionDef] = &[
     field!(block_size, ColumnFamily),
     field!(block_restart_interval, ColumnFamily),
     field!(bloom_bits_per_key, ColumnFamily, "bloom_bits"),
+    field!(optimize_filters_for_hits, ColumnFamily),
     field!(prefix_extractor, ColumnFamily),
     OptionDef {
         name: "merge_operator",
@@ -358,6 +359,7 @@ mod tests {
             block_size: 16 << 10,
             block_restart_interval: 4,
             bloom_bits_per_key: 12,
+            optimize_filters_for_hits: true,
             prefix_extractor: Some(crate::options::PrefixExtractor::Capped(5)),
             cache_size: 7 << 20,
             compression_per_level: vec![Compression::None, Compression::Lz4, Compression::Zstd],
@@ -420,6 +422,7 @@ mod tests {
             block_size,
             block_restart_interval,
             bloom_bits_per_key,
+            optimize_filters_for_hits,
             prefix_extractor,
             cache_size,
             compression_per_level,

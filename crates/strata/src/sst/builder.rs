@@ -315,25 +315,41 @@ fn write_block(w: &mut BufferedWriter, kind: Compression, contents: &[u8]) -> Re
 }
 
 /// Sets `out` to an internal key `k` with `a <= k < b`, shorter than `a` when the user keys allow.
+/// As RocksDB's bytewise comparator: where the user keys first differ, `a`'s byte plus one when
+/// that still sorts before `b` (so a block boundary between keys `..07|...` and `..08|...` is
+/// indexed as `..08`, a proper prefix of `b`), else the first byte after it that can grow.
+/// Shorter index entries leave more of the block cache to data blocks.
 fn shortest_separator(a: &[u8], b: &[u8], out: &mut Vec<u8>) {
     let (ua, ub) = (key::user_key(a), key::user_key(b));
-    let shared = ua.iter().zip(ub).take_while(|(x, y)| x == y).count();
     out.clear();
-    if shared < ua.len().min(ub.len()) {
-        let c = ua[shared];
-        if c < 0xff && c + 1 < ub[shared] {
-            out.extend_from_slice(&ua[..=shared]);
+    if let Some(len) = separator_len(ua, ub) {
+        if len < ua.len() {
+            out.extend_from_slice(&ua[..len]);
             if let Some(last) = out.last_mut() {
                 *last += 1;
             }
-            if out.len() < ua.len() {
-                put_seek_trailer(out);
-                return;
-            }
+            put_seek_trailer(out);
+            return;
         }
     }
-    out.clear();
     out.extend_from_slice(a);
+}
+
+/// The length of the user key separator between `ua < ub`: `ua[..len]` with its last byte
+/// incremented is `> ua` and `< ub`. `None` when no key shorter than `ua` works this way.
+fn separator_len(ua: &[u8], ub: &[u8]) -> Option<usize> {
+    let shared = ua.iter().zip(ub).take_while(|(x, y)| x == y).count();
+    let (&c, &limit) = (ua.get(shared)?, ub.get(shared)?);
+    if c >= limit {
+        return None; // not ordered; keep the full key
+    }
+    if c + 1 < limit || shared + 1 < ub.len() {
+        // ua[..shared] + (c + 1) is below ub's byte, or a proper prefix of ub.
+        return Some(shared + 1);
+    }
+    // ub ends at c + 1: grow the first byte of ua after it that is not 0xff.
+    let i = shared + 1 + ua[shared + 1..].iter().position(|&x| x < 0xff)?;
+    Some(i + 1)
 }
 
 /// Sets `out` to a short internal key `>= a`.
@@ -356,4 +372,67 @@ fn short_successor(a: &[u8], out: &mut Vec<u8>) {
 /// Appends the largest trailer, making `out` the first internal key of its user key.
 fn put_seek_trailer(out: &mut Vec<u8>) {
     coding::put_u64(out, key::pack_trailer(key::MAX_SEQ, key::KIND_FOR_SEEK));
+}
+
+#[cfg(test)]
+mod tests {
+    use std::cmp::Ordering;
+
+    use proptest::prelude::*;
+
+    use super::*;
+
+    fn ikey(user: &[u8], seq: u64) -> Vec<u8> {
+        key::make_internal_key(user, seq, key::ValueKind::Put)
+    }
+
+    fn separator(a: &[u8], b: &[u8]) -> Vec<u8> {
+        let mut out = Vec::new();
+        shortest_separator(&ikey(a, 7), &ikey(b, 9), &mut out);
+        out
+    }
+
+    #[test]
+    fn keys_differing_by_one_in_a_byte_still_get_a_short_separator() {
+        // Big-endian ids 0x..07 and 0x..08 followed by more bytes, as LinkBench's link keys.
+        let a = [0, 0, 0, 0, 0, 0, 0, 7, 1, 2, 3, 4, 5, 6, 7, 8];
+        let b = [0, 0, 0, 0, 0, 0, 0, 8, 0, 0, 0, 0, 0, 0, 0, 0];
+        assert_eq!(key::user_key(&separator(&a, &b)), &[0, 0, 0, 0, 0, 0, 0, 8]);
+        // b ends where it differs: grow the next byte of a that can grow.
+        assert_eq!(key::user_key(&separator(b"ab\xff\x05xyz", b"ac")), b"ab\xff\x06");
+        // Nothing shorter than a exists: the full key.
+        assert_eq!(separator(b"ab", b"ac"), ikey(b"ab", 7));
+        assert_eq!(separator(b"ab\xff\xff", b"ac"), ikey(b"ab\xff\xff", 7));
+        assert_eq!(separator(b"ab", b"abc"), ikey(b"ab", 7));
+    }
+
+    proptest! {
+        #[test]
+        fn a_separator_sorts_between_its_keys_and_is_never_longer(
+            mut keys in proptest::collection::btree_set(proptest::collection::vec(any::<u8>(), 0..12), 2..3),
+            seq_a in 1u64..1000,
+            seq_b in 1u64..1000,
+        ) {
+            let (ua, ub) = (keys.pop_first().unwrap(), keys.pop_first().unwrap());
+            let (a, b) = (ikey(&ua, seq_a), ikey(&ub, seq_b));
+            let mut sep = Vec::new();
+            shortest_separator(&a, &b, &mut sep);
+            prop_assert_ne!(key::compare(&a, &sep), Ordering::Greater);
+            prop_assert_eq!(key::compare(&sep, &b), Ordering::Less);
+            prop_assert!(sep.len() <= a.len());
+        }
+
+        #[test]
+        fn keys_that_share_a_prefix_and_differ_by_one_separate_in_few_bytes(
+            prefix in proptest::collection::vec(any::<u8>(), 0..8),
+            c in 0u8..255,
+            tail_a in proptest::collection::vec(any::<u8>(), 1..16),
+            tail_b in proptest::collection::vec(any::<u8>(), 1..16),
+        ) {
+            let ua = [prefix.as_slice(), &[c], &tail_a].concat();
+            let ub = [prefix.as_slice(), &[c + 1], &tail_b].concat();
+            let sep = separator(&ua, &ub);
+            prop_assert_eq!(key::user_key(&sep).len(), prefix.len() + 1);
+        }
+    }
 }
