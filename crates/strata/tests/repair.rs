@@ -284,7 +284,15 @@ fn a_healthy_database_keeps_every_key_and_repair_is_idempotent() {
             model = write_rounds(&db, 6000, 5, 200);
             db.wait_for_compactions(None).unwrap();
         }
-        assert!(deep(&db), "{}", db.property("strata.levelstats").unwrap());
+        if !deep(&db) {
+            // Compaction caught up every time (a loaded machine): one flushed table above the
+            // last level, rewriting a key with its own value, still gives overlapping levels.
+            let (key, value) = model.iter().next().unwrap();
+            db.put(key, value).unwrap();
+            db.flush().unwrap();
+        }
+        let levels = (0..7).filter(|l| db.property(&format!("strata.num-files-at-level{l}")).unwrap() != "0");
+        assert!(levels.count() >= 2, "{}", db.property("strata.levelstats").unwrap());
         db.close().unwrap();
         model
     };

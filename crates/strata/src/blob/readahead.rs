@@ -78,7 +78,8 @@ impl Readahead {
     fn fill(&mut self, file: &dyn RandomAccessFile, range: Range<u64>) -> Result<()> {
         self.start = range.start;
         self.buf.resize((range.end - range.start) as usize, 0);
-        let read = file.read_exact_at(range.start, &mut self.buf);
+        // A window is a forward reader's by construction: it reads past the record asked for.
+        let read = file.read_exact_at_forward(range.start, &mut self.buf);
         if read.is_err() {
             // A failed read leaves no window that claims bytes it does not hold.
             self.buf.clear();

@@ -125,7 +125,9 @@ impl BlobWalks {
                 if self.walks.len() == Self::KEPT_WALKS {
                     self.walks.remove(0);
                 }
-                self.walks.push(BlobWalk { file_number, hint: SequentialHint::new() });
+                // A compaction's walk is forward from its first record: read-ahead (and, on an
+                // unmapped file, reads without the random advice) from the start.
+                self.walks.push(BlobWalk { file_number, hint: SequentialHint::whole_file() });
                 self.walks.last_mut().expect("just pushed")
             }
         }
@@ -171,6 +173,30 @@ impl BlobReader {
 
     /// Like [`BlobReader::get`], replacing the contents of `out` (so a scan reuses one buffer).
     pub fn get_into(&self, ptr: &BlobPointer, user_key: &[u8], out: &mut Vec<u8>) -> Result<()> {
+        self.get_into_as(ptr, user_key, out, false)
+    }
+
+    /// [`BlobReader::get_into`] for a reader going through this file's records in file order:
+    /// notes the read in `walk` (see [`BlobReader::note_walk`]) and, once the walk is a long
+    /// forward run, reads with `RandomAccessFile::read_exact_at_forward`.
+    pub fn get_into_walking(
+        &self,
+        ptr: &BlobPointer,
+        user_key: &[u8],
+        out: &mut Vec<u8>,
+        walk: &mut BlobWalk,
+    ) -> Result<()> {
+        self.note_walk(walk, ptr);
+        self.get_into_as(ptr, user_key, out, walk.hint.is_forward_run())
+    }
+
+    fn get_into_as(
+        &self,
+        ptr: &BlobPointer,
+        user_key: &[u8],
+        out: &mut Vec<u8>,
+        forward: bool,
+    ) -> Result<()> {
         let known = self.known_raw_value(ptr, user_key)?;
         if let Some(value) = known.and_then(|range| self.file.mapped()?.get(range)) {
             out.clear();
@@ -182,7 +208,11 @@ impl BlobReader {
             return self.value_of(rec, ptr.offset, user_key, out);
         }
         let mut rec = vec![0u8; self.record_size(ptr)?];
-        self.file.read_exact_at(ptr.offset, &mut rec)?;
+        if forward {
+            self.file.read_exact_at_forward(ptr.offset, &mut rec)?;
+        } else {
+            self.file.read_exact_at(ptr.offset, &mut rec)?;
+        }
         self.value_of(&rec, ptr.offset, user_key, out)
     }
 
@@ -444,7 +474,7 @@ impl Window {
         if !covered {
             let len = n.max(WALK_CHUNK as u64).min(r.data_end - offset);
             self.buf.resize(len as usize, 0);
-            r.file.read_exact_at(offset, &mut self.buf)?;
+            r.file.read_exact_at_forward(offset, &mut self.buf)?;
             self.start = offset;
         }
         let from = (offset - self.start) as usize;

@@ -282,11 +282,9 @@ impl DbInner {
         let ptr = BlobPointer::decode(encoded)?;
         self.stats.blob_reads.fetch_add(1, Ordering::Relaxed);
         let mut out = Vec::new();
-        self.table_cache.with_blob(ptr.file_number, |reader| {
-            if let Some(walk) = walk {
-                reader.note_walk(walk, &ptr);
-            }
-            reader.get_into(&ptr, user_key, &mut out)
+        self.table_cache.with_blob(ptr.file_number, |reader| match walk {
+            Some(walk) => reader.get_into_walking(&ptr, user_key, &mut out, walk),
+            None => reader.get_into(&ptr, user_key, &mut out),
         })??;
         Ok(out)
     }

@@ -134,6 +134,15 @@ pub trait RandomAccessFile: Send + Sync {
     /// reaches past the end of the file (kind `UnexpectedEof` by convention); never returns
     /// fewer bytes. See the example on [`RandomAccessFile`].
     fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> Result<()>;
+    /// [`RandomAccessFile::read_exact_at`] for a reader walking the file forward (a compaction's
+    /// input, a long scan, blob records in file order), which the filesystem may serve with
+    /// read-ahead. The POSIX filesystem advises a file it does not map for random access, as
+    /// RocksDB's `advise_random_on_open` does, so that a point read brings in the pages of its
+    /// block and not a read-ahead window around them, and serves these reads through a second
+    /// open file description that keeps the kernel's read-ahead. The default is `read_exact_at`.
+    fn read_exact_at_forward(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
+        self.read_exact_at(offset, buf)
+    }
     /// The file's size when it was opened. See the example on [`RandomAccessFile`].
     fn size(&self) -> u64;
     /// The whole file as memory, when the filesystem maps files; readers then borrow from it

@@ -68,6 +68,13 @@ impl SequentialHint {
         Self { start_after: 0, max_window: WHOLE_FILE_MAX_WINDOW, ..Self::new() }
     }
 
+    /// Whether the reads noted so far end in a forward run long enough to be a sequential
+    /// reader's (always, for a whole-file reader): its reads should then go through
+    /// [`RandomAccessFile::read_exact_at_forward`].
+    pub fn is_forward_run(&self) -> bool {
+        self.last_end != u64::MAX && self.last_end - self.run_start >= self.start_after
+    }
+
     /// Notes a read of `len` bytes at `offset` of `file`, whose readable part ends at `limit`.
     /// Once the reader has walked `START_AFTER` bytes forward, hints the next window ahead of
     /// it, and the one after that when it is half way through. Does nothing for a file that
@@ -103,12 +110,14 @@ impl SequentialHint {
 pub(crate) struct RecordsHints<F> {
     inner: F,
     hints: std::sync::Mutex<Vec<(u64, u64)>>,
+    /// Reads through `read_exact_at` and through `read_exact_at_forward`.
+    reads: [std::sync::atomic::AtomicU64; 2],
 }
 
 #[cfg(test)]
 impl<F> RecordsHints<F> {
     pub(crate) fn new(inner: F) -> Self {
-        Self { inner, hints: std::sync::Mutex::new(Vec::new()) }
+        Self { inner, hints: std::sync::Mutex::new(Vec::new()), reads: Default::default() }
     }
 
     /// The hints given so far, as (offset, length), oldest first.
@@ -116,15 +125,28 @@ impl<F> RecordsHints<F> {
         self.hints.lock().unwrap().clone()
     }
 
-    /// Forgets the hints given so far.
+    /// Forgets the hints given and reads made so far.
     pub(crate) fn clear(&self) {
         self.hints.lock().unwrap().clear();
+        self.reads.iter().for_each(|r| r.store(0, std::sync::atomic::Ordering::Relaxed));
+    }
+
+    /// Reads made so far: (random, forward).
+    pub(crate) fn reads(&self) -> (u64, u64) {
+        let [random, forward] = &self.reads;
+        let load = |a: &std::sync::atomic::AtomicU64| a.load(std::sync::atomic::Ordering::Relaxed);
+        (load(random), load(forward))
     }
 }
 
 #[cfg(test)]
 impl<F: RandomAccessFile> RandomAccessFile for RecordsHints<F> {
     fn read_exact_at(&self, offset: u64, buf: &mut [u8]) -> crate::error::Result<()> {
+        self.reads[0].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.inner.read_exact_at(offset, buf)
+    }
+    fn read_exact_at_forward(&self, offset: u64, buf: &mut [u8]) -> crate::error::Result<()> {
+        self.reads[1].fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         self.inner.read_exact_at(offset, buf)
     }
     fn size(&self) -> u64 {

@@ -123,12 +123,27 @@ pub fn mapped_block_range(
 /// Reads the block at `h` of table `file_number`, checks its checksum and decompresses it;
 /// `Corruption` for a handle outside the file, a checksum mismatch or an unknown codec.
 pub fn read_block(file: &dyn RandomAccessFile, file_number: u64, h: &BlockHandle) -> Result<Vec<u8>> {
+    read_block_as(file, file_number, h, false)
+}
+
+/// [`read_block`] with `RandomAccessFile::read_exact_at_forward` when `forward` (a reader
+/// walking the table forward).
+pub fn read_block_as(
+    file: &dyn RandomAccessFile,
+    file_number: u64,
+    h: &BlockHandle,
+    forward: bool,
+) -> Result<Vec<u8>> {
     let size = usize::try_from(h.size).ok().filter(|&s| s <= MAX_BLOCK_SIZE);
     let Some(size) = size.filter(|_| h.end() <= file.size() && h.offset.checked_add(h.size).is_some()) else {
         return Err(block_error(file_number, h, "handle outside the file"));
     };
     let mut buf = vec![0u8; size + BLOCK_TRAILER_LEN];
-    file.read_exact_at(h.offset, &mut buf)?;
+    if forward {
+        file.read_exact_at_forward(h.offset, &mut buf)?;
+    } else {
+        file.read_exact_at(h.offset, &mut buf)?;
+    }
     let (contents, trailer) = buf.split_at(size);
     let kind_byte = trailer.first().copied().unwrap_or(0);
     let stored = coding::get_u32(trailer.get(1..).unwrap_or(&[])).unwrap_or(0);

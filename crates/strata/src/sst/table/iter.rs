@@ -80,7 +80,7 @@ impl TableIterator {
         }
         self.table.hint_sequential(&mut self.hint, &h);
         self.table.prefetch_mapped_block(&h);
-        match self.table.data_block(&h, self.fill_cache) {
+        match self.table.data_block(&h, self.fill_cache, self.hint.is_forward_run()) {
             Ok(block) => {
                 let old = self.data.take().map(BlockIter::into_buffer);
                 let buf = old.unwrap_or_else(|| std::mem::take(&mut self.spare_buf));

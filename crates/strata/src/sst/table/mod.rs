@@ -22,7 +22,8 @@ use crate::util::verified::VerifiedOffsets;
 use super::block::{key_prefix, Block, BlockIter};
 use super::bloom::BloomFilter;
 use super::format::{
-    mapped_block_range, read_block, BlockHandle, Footer, TableProperties, BLOCK_TRAILER_LEN, FOOTER_LEN,
+    mapped_block_range, read_block, read_block_as, BlockHandle, Footer, TableProperties, BLOCK_TRAILER_LEN,
+    FOOTER_LEN,
 };
 use super::prefix_index::PrefixIndex;
 use super::BlockCache;
@@ -189,7 +190,17 @@ impl Table {
     }
 
     fn read_meta_block(file: &dyn RandomAccessFile, file_number: u64, h: &BlockHandle) -> Result<Block> {
-        Block::new(read_block(file, file_number, h)?).map_err(|e| annotate(e, file_number, h))
+        Self::read_block_as(file, file_number, h, false)
+    }
+
+    /// Reads and parses a block; `forward` for a reader walking the table forward.
+    fn read_block_as(
+        file: &dyn RandomAccessFile,
+        file_number: u64,
+        h: &BlockHandle,
+        forward: bool,
+    ) -> Result<Block> {
+        Block::new(read_block_as(file, file_number, h, forward)?).map_err(|e| annotate(e, file_number, h))
     }
 
     /// The file number given at open (also the block cache key prefix).
@@ -292,7 +303,7 @@ impl Table {
         let mut first = true;
         for h in handles {
             let h = h?;
-            let block = self.data_block(&h, fill_cache)?;
+            let block = self.data_block(&h, fill_cache, false)?;
             let mut it = BlockIter::with_buffer(block, std::mem::take(buf));
             if first {
                 it.seek(lookup);
@@ -334,8 +345,9 @@ impl Table {
 
     /// Fetches a data block: an uncompressed block of a memory-mapped file is borrowed from the
     /// mapping (no copy, no cache; its checksum is verified the first time this reader fetches
-    /// it, as a block cache would on load); anything else goes through the block cache.
-    fn data_block(&self, h: &BlockHandle, fill_cache: bool) -> Result<Arc<Block>> {
+    /// it, as a block cache would on load); anything else goes through the block cache, read
+    /// with `read_exact_at_forward` when `forward` (a reader walking the table forward).
+    fn data_block(&self, h: &BlockHandle, fill_cache: bool, forward: bool) -> Result<Arc<Block>> {
         if let Some(map) = self.file.mapped() {
             let known_good = self.verified.contains(h.offset);
             if let Some((start, len)) = mapped_block_range(map, self.file_number, h, !known_good)? {
@@ -350,7 +362,7 @@ impl Table {
         if let Some(b) = self.cache.as_ref().and_then(|c| c.get(&cache_key)) {
             return Ok(b);
         }
-        let block = Arc::new(Self::read_meta_block(&*self.file, self.file_number, h)?);
+        let block = Arc::new(Self::read_block_as(&*self.file, self.file_number, h, forward)?);
         if let (Some(c), true) = (&self.cache, fill_cache) {
             c.insert(cache_key, Arc::clone(&block), block.charge());
         }
@@ -403,7 +415,7 @@ impl Table {
         index.seek_to_first();
         while index.valid() {
             let h = self.decode_handle(&index)?;
-            let block = Arc::new(Self::read_meta_block(&*self.file, self.file_number, &h)?);
+            let block = Arc::new(Self::read_block_as(&*self.file, self.file_number, &h, true)?);
             let mut it = block.iter();
             it.seek_to_first();
             while it.valid() {

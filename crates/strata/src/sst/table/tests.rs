@@ -67,6 +67,41 @@ fn a_long_scan_of_a_mapped_table_asks_for_read_ahead_and_point_reads_do_not() {
     assert_eq!(file.hints().first().map(|h| h.0), Some(0));
 }
 
+#[test]
+fn an_unmapped_table_is_read_forward_only_by_long_scans_and_compactions() {
+    let entries = sample(40_000);
+    let (bytes, _) = build(&entries, TableBuilderOptions::default());
+    let file = Arc::new(RecordsHints::new(MemRandom(bytes)));
+    let t = Arc::new(Table::open(Arc::clone(&file) as Arc<dyn RandomAccessFile>, 7, None).unwrap());
+    file.clear();
+    for i in (0..40_000u32).step_by(7) {
+        let uk = format!("k{:08}", i * 2);
+        t.get(&seek_key(uk.as_bytes(), u64::MAX >> 8), false, &mut |_, _| false).unwrap();
+    }
+    assert_eq!(file.reads().1, 0, "point reads");
+    // A short scan (seek + 20 next) stays random; a long one turns forward after its first run.
+    let mut it = t.iter(false);
+    it.seek(&seek_key(b"k00020000", u64::MAX >> 8));
+    for _ in 0..20 {
+        it.next();
+    }
+    assert_eq!(file.reads().1, 0, "a short scan");
+    file.clear();
+    it.seek_to_first();
+    while it.valid() {
+        it.next();
+    }
+    let (random, forward) = file.reads();
+    assert!(forward > 0 && forward > 4 * random, "a long scan: {random} random, {forward} forward");
+    file.clear();
+    let mut it = t.iter_whole_file();
+    it.seek_to_first();
+    while it.valid() {
+        it.next();
+    }
+    assert_eq!(file.reads().0, 0, "a compaction's input");
+}
+
 /// Keys `k00000000`, `k00000002`, ... with a few versions each; odd numbers are absent.
 fn sample(n: u32) -> Entries {
     let mut out = Vec::new();
