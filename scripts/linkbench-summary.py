@@ -2,8 +2,9 @@
 """Summarises the raw logs of scripts/bench-linkbench.sh: per memory setting and engine, the
 median over rounds of the request phase's total ops/s, the P99 of GET_LINKS_LIST and ADD_LINK,
 KB written, disk reads and CPU per request, the database size after the last run, and the
-checker's mismatches summed over every run that checked (runs in the cgroup skip the checker;
-the next run checks their writes) and the final check's; then each peer's ratios to strata.
+checker's mismatches summed over every run that checked (runs in the cgroup skip the checker; a
+run outside it checks their copy of the database, `ltmcheck-*`); then each peer's ratios to
+strata.
 
     scripts/linkbench-summary.py DIR
 """
@@ -61,7 +62,9 @@ def main(d):
                 vals = [r[key] for r in rows if key in r]
                 # The database size is the last run's, not a median: it only grows.
                 med[e][key] = (vals[-1] if key == "db_mb" else statistics.median(vals)) if vals else None
-            checked = [r["mismatches"] for r in rows if r["mismatches"] is not None]
+            # Limited runs skip the checker; a run outside the cgroup checks their copies after.
+            checks = rows if kind == "cached" else [r for _, r in runs.get(("ltmcheck", e), [])]
+            checked = [r["mismatches"] for r in checks if r["mismatches"] is not None]
             mism = f"{sum(checked)} in {len(checked)}" if checked else "not run"
             print(f"{e:<10}" + "".join(
                 f"{(fmt.format(med[e][key]) if med[e][key] is not None else 'n/a'):>12}"
