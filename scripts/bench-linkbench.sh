@@ -4,8 +4,9 @@
 # phase twice, first cached (no memory limit, the data in the page cache) and then larger than
 # memory (in a memory cgroup, on an empty page cache), the engines' order rotating per round.
 # The summary prints medians over the rounds; raw logs stay in $OUT. BENCHMARKS.md has the figures.
-# Every request phase runs on its own copy of the loaded database, so every engine's phase starts
-# from the same data and the compaction its load left: run one after the other on one database,
+# Each load ends settled (`--linkbench_settle`, the default: tables flushed, no compaction
+# pending), and every request phase runs on its own copy of the loaded database, so every
+# engine's phases start from the same data and no work left over: run one after the other on one database,
 # a faster engine's cached phase left its limited phase more writes to compact (2026-11-30:
 # strata's limited runs at 0.69x and 1.40x RocksDB's, writing 0.81 and 0.42 KB per request).
 # LinkBench's checker (every count against its links) runs after each cached run, and after each

@@ -101,6 +101,8 @@ pub struct Flags {
     pub txn_mode: String,
     /// linkbench: run the count checker after the requests.
     pub linkbench_check: bool,
+    /// linkbench: after the load, flush and wait for compactions before the requests.
+    pub linkbench_settle: bool,
     /// insertbench: rows each client inserts in l.i0 (no indexes) and in l.i1 (with them).
     pub ib_rows_l0: u64,
     pub ib_rows_l1: u64,
@@ -400,6 +402,13 @@ pub static FLAGS: &[FlagSpec] = &[
         "linkbench: check every count against its links after the requests (a full scan; 0 skips it, \
          for a run whose database a later run checks)",
         |f, v| set_bool(&mut f.linkbench_check, v),
+    ),
+    bool_flag(
+        "linkbench_settle",
+        "1",
+        "linkbench: after the load, flush every table and wait for compactions, so the requests start \
+         from a settled database on every engine (0: the requests compact what the load left)",
+        |f, v| set_bool(&mut f.linkbench_settle, v),
     ),
     flag(
         "ib_rows_l0",

@@ -39,6 +39,19 @@ impl RocksTables {
     }
 }
 
+/// Flushes every table of the database at `o.path` and waits for its compactions (see
+/// `linkbench::settle`), through a plain `DB` on the same files: rust-rocksdb's
+/// `TransactionDB` offers neither.
+pub fn settle(o: &EngineOptions) -> Result<()> {
+    let opts = options(o)?;
+    let families = Table::ALL.map(|t| ColumnFamilyDescriptor::new(t.name(), opts.clone()));
+    let db = rocksdb::DB::open_cf_descriptors(&opts, &o.path, families)
+        .with_context(|| format!("opening RocksDB at {} to settle it", o.path.display()))?;
+    let mut wait = rocksdb::WaitForCompactOptions::default();
+    wait.set_flush(true);
+    Ok(db.wait_for_compact(&wait)?)
+}
+
 /// db_bench verifies checksums on every read; so do these.
 fn read_options() -> ReadOptions {
     let mut ro = ReadOptions::default();

@@ -12,6 +12,20 @@ use strata::{ColumnFamily, Db, Options, ReadOptions, WriteBatch, WriteOptions};
 
 use super::store::{ScanFn, Table, Tables, TxnBody, TxnOps, View};
 
+/// Flushes every table of the database at `path` and waits for its compactions (see
+/// `linkbench::settle`).
+pub fn settle(path: &std::path::Path, opts: Options) -> Result<()> {
+    let families = Table::ALL.map(|t| (t.name(), opts.clone()));
+    let db = Db::open_cf(path, opts, families)
+        .with_context(|| format!("opening {} to settle it", path.display()))?;
+    for t in Table::ALL {
+        let cf = db.cf(t.name()).with_context(|| format!("column family {} did not open", t.name()))?;
+        db.flush_cf(&cf)?;
+    }
+    db.wait_for_compactions(None)?;
+    Ok(db.close()?)
+}
+
 /// How a write operation is made atomic.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Atomicity {
