@@ -184,7 +184,10 @@ impl Client {
 
     /// A property of `endpoint`'s database (`strata get_property`); `None` if it has none.
     pub async fn property(&self, endpoint: &str, name: &str) -> Result<Option<String>, ClientError> {
-        let route = format!("{}?name={}", path::ADMIN_PROPERTY, query_escape(name));
+        // Encoded by the crate axum's `Query` decodes it with.
+        let query = serde_urlencoded::to_string([("name", name)])
+            .map_err(|e| ClientError::Rejected(format!("property name {name:?}: {e}")))?;
+        let route = format!("{}?{query}", path::ADMIN_PROPERTY);
         let (status, bytes) = self.http.get(endpoint, &route, self.timeout).await.map_err(transport)?;
         Ok((status != 404).then(|| String::from_utf8_lossy(&bytes).into_owned()))
     }
@@ -326,15 +329,4 @@ fn transport(e: TransportError) -> ClientError {
         TransportError::Failed(m) => ClientError::Io(m),
         TransportError::Timeout => ClientError::Timeout("no answer before the deadline".into()),
     }
-}
-
-/// Percent-encodes a query value (property names are plain, but a name is the caller's input).
-fn query_escape(value: &str) -> String {
-    value
-        .bytes()
-        .map(|b| match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => (b as char).to_string(),
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
 }

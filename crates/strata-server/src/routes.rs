@@ -66,7 +66,6 @@ async fn vote(State(node): State<Arc<Node>>, body: Bytes) -> Response {
     reply(result)
 }
 
-/// Receives a snapshot file into the path the state machine hands out, then installs it.
 /// Writes the streamed snapshot bytes to `target` and syncs them.
 async fn write_snapshot_file(target: &std::path::Path, body: Body) -> ApiResult<()> {
     let io_err = |e: std::io::Error| ApiError::Internal(format!("write snapshot {}: {e}", target.display()));
@@ -79,6 +78,7 @@ async fn write_snapshot_file(target: &std::path::Path, body: Body) -> ApiResult<
     file.sync_all().await.map_err(io_err)
 }
 
+/// Receives a snapshot file into the path the state machine hands out, then installs it.
 async fn snapshot(State(node): State<Arc<Node>>, headers: HeaderMap, body: Body) -> Response {
     reply(receive_snapshot(&node, &headers, body).await)
 }
