@@ -208,11 +208,7 @@ impl BlobReader {
             return self.value_of(rec, ptr.offset, user_key, out);
         }
         let mut rec = vec![0u8; self.record_size(ptr)?];
-        if forward {
-            self.file.read_exact_at_forward(ptr.offset, &mut rec)?;
-        } else {
-            self.file.read_exact_at(ptr.offset, &mut rec)?;
-        }
+        crate::fs::read_exact_at_as(&*self.file, ptr.offset, &mut rec, forward)?;
         self.value_of(&rec, ptr.offset, user_key, out)
     }
 

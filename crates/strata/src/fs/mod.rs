@@ -461,6 +461,22 @@ pub trait FileSystem: Send + Sync + 'static {
     }
 }
 
+/// `file.read_exact_at_forward` for a `forward` reader (see
+/// [`RandomAccessFile::read_exact_at_forward`]), else `file.read_exact_at`.
+#[inline]
+pub(crate) fn read_exact_at_as(
+    file: &dyn RandomAccessFile,
+    offset: u64,
+    buf: &mut [u8],
+    forward: bool,
+) -> Result<()> {
+    if forward {
+        file.read_exact_at_forward(offset, buf)
+    } else {
+        file.read_exact_at(offset, buf)
+    }
+}
+
 /// The default filesystem, [`PosixFs`], the value of `Options::default().fs`.
 ///
 /// ```

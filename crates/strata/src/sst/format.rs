@@ -139,11 +139,7 @@ pub fn read_block_as(
         return Err(block_error(file_number, h, "handle outside the file"));
     };
     let mut buf = vec![0u8; size + BLOCK_TRAILER_LEN];
-    if forward {
-        file.read_exact_at_forward(h.offset, &mut buf)?;
-    } else {
-        file.read_exact_at(h.offset, &mut buf)?;
-    }
+    crate::fs::read_exact_at_as(file, h.offset, &mut buf, forward)?;
     let (contents, trailer) = buf.split_at(size);
     let kind_byte = trailer.first().copied().unwrap_or(0);
     let stored = coding::get_u32(trailer.get(1..).unwrap_or(&[])).unwrap_or(0);
