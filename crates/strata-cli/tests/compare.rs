@@ -62,7 +62,8 @@ fn two_built_in_engines_side_by_side_with_rss_and_writes() {
         "--rounds=1",
         "--",
         "--benchmarks=fillseq",
-        "--num=1000",
+        // CPU time is counted in clock ticks (10 ms): enough keys that strata's step spans several.
+        "--num=30000",
     ]);
     assert!(ok, "{out}\n{err}");
     assert!(out.contains("--engine=memory"), "the command lines are shown: {out}");
