@@ -244,6 +244,7 @@ impl Job<'_> {
     }
 
     fn emit(&mut self, user_key: &[u8], seq: u64, kind: ValueKind, value: &[u8]) -> Result<()> {
+        let seq = if self.needs_no_sequence(seq, kind) { 0 } else { seq };
         let min_blob = self.db.opts.min_blob_size;
         // The pointer to a value written to a blob file; taken from `self` while `self` writes.
         let mut ptr = std::mem::take(&mut self.ptr_buf);
@@ -271,6 +272,20 @@ impl Job<'_> {
         added?;
         self.out.entries_out += 1;
         Ok(())
+    }
+
+    /// Whether a version written at `seq` can be written with sequence number 0 (RocksDB's
+    /// bottommost zeroing): at a level above L0 with nothing older below it, a value every
+    /// snapshot sees is never ordered against another version again. Every newer version and
+    /// every kept range tombstone covering it has a higher number, and a transaction's check
+    /// reads it as older than its snapshot, which it is. Runs of zeros compress, and so the
+    /// last level shrinks. L0 keeps its numbers (its files are ordered by them), and so do
+    /// merge operands and tombstones.
+    fn needs_no_sequence(&self, seq: u64, kind: ValueKind) -> bool {
+        self.spec.bottommost
+            && self.spec.level > 0
+            && matches!(kind, ValueKind::Put | ValueKind::Blob)
+            && self.spec.snapshots.first().is_none_or(|&oldest| seq <= oldest)
     }
 
     fn should_relocate(&self, encoded: &[u8]) -> Result<bool> {

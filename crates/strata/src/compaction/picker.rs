@@ -27,7 +27,8 @@ pub struct Compaction {
     pub inputs: Vec<Arc<FileMeta>>,
     /// Overlapping files from `output_level`.
     pub output_inputs: Vec<Arc<FileMeta>>,
-    /// True when nothing below `output_level` overlaps the inputs' key range.
+    /// True when nothing below `output_level` overlaps the key range of all the input files
+    /// (those of `output_level` included).
     pub bottommost: bool,
     /// Move the inputs to `output_level` without rewriting them.
     pub trivial_move: bool,
@@ -110,6 +111,13 @@ pub fn compaction_for(
     let trivial_move = output_level != level
         && output_inputs.is_empty()
         && !(level == 0 && files_overlap_each_other(&inputs));
+    // The job rewrites the output level's overlapping files whole, so their keys beyond the
+    // inputs' range are written too: nothing below may hold any of them (RocksDB's
+    // IsBottommostLevel takes the same union).
+    let (lo, hi) = match user_range(&output_inputs) {
+        Some((a, b)) => (lo.min(a), hi.max(b)),
+        None => (lo, hi),
+    };
     let bottommost = is_bottommost(v, output_level, &lo, &hi);
     Some(Compaction { level, output_level, inputs, output_inputs, bottommost, trivial_move })
 }
@@ -207,6 +215,25 @@ mod tests {
         let o = Options::default();
         let v = version(vec![(0, meta(1, "a", "b", 10)), (6, meta(2, "a", "z", 1 << 30))]);
         assert!(pick(&v, &o).is_none());
+    }
+
+    #[test]
+    fn bottommost_covers_the_output_levels_files_beyond_the_inputs() {
+        // L4's [m, n] overlaps L5's [a, z]; L6 holds [b, c], which only L5's file overlaps. The
+        // job rewrites all of [a, z], so dropping a tombstone at "b" would bring L6's value back.
+        let v = version(vec![
+            (4, meta(3, "m", "n", 1 << 20)),
+            (5, meta(2, "a", "z", 1 << 20)),
+            (6, meta(1, "b", "c", 1 << 20)),
+        ]);
+        let inputs = v.files[4].clone();
+        let c = compaction_for(&v, 4, 5, inputs).unwrap();
+        assert_eq!(c.output_inputs.len(), 1);
+        assert!(!c.bottommost);
+        // Without anything under the output level's file, the job is bottommost.
+        let v = version(vec![(4, meta(3, "m", "n", 1 << 20)), (5, meta(2, "a", "z", 1 << 20))]);
+        let inputs = v.files[4].clone();
+        assert!(compaction_for(&v, 4, 5, inputs).unwrap().bottommost);
     }
 
     #[test]
