@@ -4,7 +4,11 @@
 //! Level sizes are dynamic (RocksDB's `level_compaction_dynamic_level_bytes`): the last level
 //! holds what it holds, each level above targets a tenth of the one below, and the first level
 //! whose target falls to `max_bytes_for_level_base` or less is the base level that L0 compacts
-//! into. A small tree therefore compacts L0 straight into the last level. Scores are L0 file
+//! into. A small tree therefore compacts L0 straight into the last level. As in RocksDB, no
+//! level targets less than `max_bytes_for_level_base`: with a last level of 600 MiB the base
+//! level may grow to 256 MiB, not 60, before it is merged down. A base level a tenth of a
+//! small last level would be merged into all of it every few flushes (each byte rewritten
+//! about ten times at once), and an hourglass-shaped tree favours those merges over L0's. Scores are L0 file
 //! count over its trigger, and level bytes over target; the highest score of at least 1 wins.
 //! Within a level the file with the least overlap in the next level per byte goes first.
 //! Inputs that overlap nothing below are moved, not rewritten (trivial move).
@@ -62,6 +66,7 @@ pub fn level_targets(v: &Version, o: &Options) -> ([u64; NUM_LEVELS], usize) {
         }
         size /= o.level_size_multiplier;
     }
+    targets[base] = targets[base].max(o.max_bytes_for_level_base);
     (targets, base)
 }
 
@@ -234,6 +239,19 @@ mod tests {
         let v = version(vec![(4, meta(3, "m", "n", 1 << 20)), (5, meta(2, "a", "z", 1 << 20))]);
         let inputs = v.files[4].clone();
         assert!(compaction_for(&v, 4, 5, inputs).unwrap().bottommost);
+    }
+
+    #[test]
+    fn no_level_targets_less_than_the_base_bytes() {
+        // A 600 MiB last level: its base level may hold 256 MiB, not a tenth of it.
+        let o = Options::default();
+        let v = version(vec![(5, meta(2, "a", "z", 100 << 20)), (6, meta(1, "a", "z", 600 << 20))]);
+        let (targets, base) = level_targets(&v, &o);
+        assert_eq!((base, targets[5], targets[6]), (5, o.max_bytes_for_level_base, 600 << 20));
+        assert!(pick(&v, &o).is_none(), "100 MiB on L5 is under its target");
+        let v = version(vec![(5, meta(2, "a", "z", 300 << 20)), (6, meta(1, "a", "z", 600 << 20))]);
+        let c = pick(&v, &o).unwrap();
+        assert_eq!((c.level, c.output_level), (5, 6));
     }
 
     #[test]
