@@ -8,8 +8,9 @@
 //! level targets less than `max_bytes_for_level_base`: with a last level of 600 MiB the base
 //! level may grow to 256 MiB, not 60, before it is merged down. A base level a tenth of a
 //! small last level would be merged into all of it every few flushes (each byte rewritten
-//! about ten times at once), and an hourglass-shaped tree favours those merges over L0's. Scores are L0 file
-//! count over its trigger, and level bytes over target; the highest score of at least 1 wins.
+//! about ten times at once), and an hourglass-shaped tree favours those merges over L0's.
+//! Scores are L0 file count over its trigger, and level bytes over target; the highest score
+//! of at least 1 wins.
 //! Within a level the file with the least overlap in the next level per byte goes first.
 //! Inputs that overlap nothing below are moved, not rewritten (trivial move).
 
