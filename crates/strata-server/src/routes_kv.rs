@@ -1,7 +1,8 @@
 //! The client key-value routes. Writes go through the node's `Proposer` (batched into
 //! `Raft::client_write`, answered once committed and applied); reads first get a read index
 //! (`Raft::ensure_linearizable`: the leader confirms it still leads with a quorum and waits
-//! until it has applied that far), then read the applied state from the `RaftStore`. A follower answers every route with a forward to the leader.
+//! until it has applied that far), then read the applied state from the `RaftStore`. A
+//! follower answers every route with a forward to the leader.
 
 use std::sync::Arc;
 
