@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Summarises the raw logs of scripts/bench-linkbench.sh: per memory setting and engine, the
 median over rounds of the request phase's total ops/s, the P99 of GET_LINKS_LIST and ADD_LINK,
-KB written, disk reads and CPU per request, the database size after the last run, and the
+KB written, disk reads and CPU per request and the database size after the run, and the
 checker's mismatches summed over every run that checked (runs in the cgroup skip the checker; a
 run outside it checks their copy of the database, `ltmcheck-*`); then each peer's ratios to
 strata.
@@ -60,8 +60,9 @@ def main(d):
             med[e] = {}
             for key, _, _ in cols:
                 vals = [r[key] for r in rows if key in r]
-                # The database size is the last run's, not a median: it only grows.
-                med[e][key] = (vals[-1] if key == "db_mb" else statistics.median(vals)) if vals else None
+                # Every run is on its own copy of the loaded database, so its size after the run
+                # is one sample like the rest (it was the last run's while runs shared one).
+                med[e][key] = statistics.median(vals) if vals else None
             # Limited runs skip the checker; a run outside the cgroup checks their copies after.
             checks = rows if kind == "cached" else [r for _, r in runs.get(("ltmcheck", e), [])]
             checked = [r["mismatches"] for r in checks if r["mismatches"] is not None]
