@@ -22,7 +22,10 @@
 #        OUT (raw logs, default bench/results/linkbench-DATE), STRATA (a strata binary built
 #        with `--features rocksdb,heed`; default: built into target/peers), SKIP_LOAD=1 (reuse
 #        the databases a previous invocation left in BENCH_DIR), FLAGS (more `strata bench` flags for
-#        every engine and run, e.g. FLAGS=--bloom_bits=10 gives RocksDB bloom filters too).
+#        every engine and run, e.g. FLAGS=--bloom_bits=10 gives RocksDB bloom filters too),
+#        REQUESTS / LTM_REQUESTS (requests per requester thread in each cached / limited phase,
+#        instead of DURATION: every engine then does the same work, so the bytes it wrote and
+#        the size its database reached compare like for like; requests/s is still measured).
 #
 # Needs root for the cgroup and drop_caches (without it, only the cached runs are made).
 # Every run ends with LinkBench's checker; a count mismatch fails the run and this script.
@@ -31,6 +34,13 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 rounds=${1:-3}
 maxid1=${MAXID1:-4000001}
 duration=${DURATION:-60}
+# A phase ends after a fixed time, or after a fixed number of requests when REQUESTS is set.
+cached_phase=(--duration="$duration")
+ltm_phase=(--duration="$duration")
+if [ -n "${REQUESTS:-}" ]; then
+  cached_phase=(--requests="$REQUESTS")
+  ltm_phase=(--requests="${LTM_REQUESTS:-$REQUESTS}")
+fi
 loaders=${LOADERS:-2}
 requesters=${REQUESTERS:-2}
 limit=${LIMIT:-536870912}
@@ -71,7 +81,7 @@ cold_limited() { # cmd... : runs cmd in the cgroup, on an empty page cache
 }
 
 echo "strata: $("$strata" --version 2>/dev/null || echo "$strata")"
-echo "maxid1 $maxid1, $loaders loaders, $requesters requesters, ${duration}s per request phase, raw logs in $out"
+echo "maxid1 $maxid1, $loaders loaders, $requesters requesters, request phases of ${REQUESTS:+$REQUESTS and ${LTM_REQUESTS:-$REQUESTS} requests per requester (cached and limited), not }${duration}s, raw logs in $out"
 for e in "${engines[@]}"; do
   if [ "${SKIP_LOAD:-0}" = 1 ] && [ -d "$dir/$e" ]; then echo "reusing $dir/$e"; continue; fi
   echo "loading $e"
@@ -88,12 +98,12 @@ for r in $(seq 1 "$rounds"); do
     fresh_copy "$e"
     # A limited run before dropped the page cache: read the files back so cached means cached.
     find "$db" -type f -exec cat {} + > /dev/null
-    run "$out/cached-$e-$r.log" "$e" --use_existing_db=1 --duration="$duration" --cache_size="$cache"
+    run "$out/cached-$e-$r.log" "$e" --use_existing_db=1 "${cached_phase[@]}" --cache_size="$cache"
     if [ "$ltm" = 1 ]; then
       echo "round $r: $e limited to $limit bytes"
       fresh_copy "$e"
       cold_limited "$strata" bench "${common[@]}" --engine="$e" --db="$db" --use_existing_db=1 \
-        --duration="$duration" --cache_size="$ltm_cache" --linkbench_check=0 > "$out/ltm-$e-$r.log" 2>&1 ||
+        "${ltm_phase[@]}" --cache_size="$ltm_cache" --linkbench_check=0 > "$out/ltm-$e-$r.log" 2>&1 ||
         { echo "FAILED: $out/ltm-$e-$r.log" >&2; tail -5 "$out/ltm-$e-$r.log" >&2; exit 1; }
       run "$out/ltmcheck-$e-$r.log" "$e" --use_existing_db=1 --requests=0 --cache_size="$cache"
     fi
