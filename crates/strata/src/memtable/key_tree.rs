@@ -1,9 +1,10 @@
-//! The memtable's ordered index: a B+-tree with one slot per distinct user key, naming a list
-//! node that holds a version of that key. It replaces a skiplist's upper levels: a search asks
-//! the tree for the node of the largest user key *below* its target and walks the list's level
-//! 0 from there (a step or two). It owns the tree's node layout, its search and its splits; it
-//! must not know the list's node layout (callers implement [`Nodes`]), and it never removes a
-//! key. One writer at a time (the list's), any number of lock-free readers.
+//! The memtable's ordered index: a B+-tree with one slot per indexed user key (the list decides
+//! which keys; a sample of them), naming a list node that holds a version of that key. It
+//! replaces a skiplist's upper levels: a search asks the tree for the node of the largest
+//! indexed key *below* its target and walks the list's level 0 from there (a few steps). It
+//! owns the tree's node layout, its search and its splits; it must not know the list's node
+//! layout (callers implement [`Nodes`]), and it never removes a key. One writer at a time (the
+//! list's), any number of lock-free readers.
 //!
 //! Why: a random insert into a skiplist of a million nodes is a dozen dependent cache misses,
 //! one or more per level. Here the inner nodes of a million keys (~1 MiB) stay in the CPU
@@ -274,13 +275,6 @@ impl KeyTree {
             // SAFETY: an inner node's `Header` is the first field of an `Inner`.
             at = unsafe { &*inner }.child[i].load(Ordering::Relaxed).cast_const();
         }
-    }
-
-    /// Writer only: whether `key` sorts right after the last key inserted and before the next
-    /// key in the tree, so that it is certainly not in the tree (sequential loads). Cheap: the
-    /// lines it compares against are the ones the last insert touched.
-    pub(super) fn is_next_in_order(&self, w: &TreeWriter, nodes: &impl Nodes, key: &[u8]) -> bool {
-        w.hint && self.follows_last_insert(&w.path, nodes, prefix_of(key), key)
     }
 
     /// Whether `key` sorts right after the key the last insert put at `path.pos - 1`, inside

@@ -16,11 +16,14 @@
 //! after the entry) is the node before this one; only the writer reads it.
 //!
 //! Two indexes find nodes without walking the list:
-//! - A [`KeyTree`] (a B+-tree with one slot per user key) stands in for a skiplist's upper
-//!   levels: a search asks it for a node of the largest user key below the target and walks
-//!   the list from there, usually one or two steps. Its inner nodes stay in the CPU caches and
-//!   its leaves compare 8-byte key prefixes, so a random search of a million keys costs a few
-//!   cache misses where a skiplist's costs a dozen.
+//! - A [`KeyTree`] (a B+-tree over a sample of the user keys) stands in for a skiplist's upper
+//!   levels: a search asks it for a node of the largest sampled key below the target and walks
+//!   the list from there, one to three steps. Its inner nodes stay in the CPU caches and its
+//!   leaves compare 8-byte key prefixes, so a random search of a million keys costs a few
+//!   cache misses where a skiplist's costs a dozen. The sample is every key whose hash picks
+//!   it (one in two, whatever order keys arrive in) and every key whose insert walked past
+//!   [`TREE_WALK_LIMIT`] nodes: a slot for every key cost 28 bytes per key, a fifth of a
+//!   small entry's footprint, and the memtable's bytes decide how often it is flushed.
 //! - A [`HashIndex`] maps each user key to the node of its newest version. A point read of a
 //!   key starts there instead of searching, and a key's next version (a higher sequence number,
 //!   the usual case) is linked in right before that node: `prev` names its predecessor, so the
@@ -60,6 +63,20 @@ pub(super) const INLINE_VALUE_MAX: usize = 64;
 /// a longer value once it is being read in order.
 pub(super) const VALUE_PREFETCH_MAX: usize = 1024;
 
+/// An insert that walked past this many nodes from where the tree sent it puts its key in the
+/// tree whatever its hash says, so that regions the hash left sparse, or that hold many
+/// versions, do not make every later search there walk far.
+const TREE_WALK_LIMIT: usize = 3;
+
+/// Whether a new key with this hash goes into the tree: one key in two, by a bit the hash index
+/// uses for neither its slot nor its tag, so the sample does not depend on the order keys
+/// arrive in (a descending load, whose walks are all short, still leaves a tree key every
+/// other key on average).
+#[inline]
+fn in_tree_sample(hash: u64) -> bool {
+    (hash >> 40) & 1 == 0
+}
+
 /// Address of a node of one particular [`EntryList`], pointing at its `next` slot.
 ///
 /// Invariant (module-internal): a `Node` is only obtained from, and only passed back to, the
@@ -94,6 +111,8 @@ pub(super) struct EntryList {
 /// State only the writer touches.
 struct Writer {
     tree: TreeWriter,
+    /// The first node of the user key most recently added to the list.
+    last_new: Option<Node>,
 }
 
 impl EntryList {
@@ -109,7 +128,7 @@ impl EntryList {
             head,
             tree,
             index: HashIndex::with_capacity(expected_keys),
-            writer: Mutex::new(Writer { tree: tree_writer }),
+            writer: Mutex::new(Writer { tree: tree_writer, last_new: None }),
         }
     }
 
@@ -130,15 +149,23 @@ impl EntryList {
         self.index.prefetch(hash);
         // SAFETY: holding `writer` makes this the only `allocate` call on `values`.
         let long = unsafe { store_long_value(&self.values, value) };
-        // A key right after the last one inserted is new to the list: skip the probe's cache
-        // miss (6% of a sequential load's samples). Every user key in the list is in the tree.
-        let newest = if self.tree.is_next_in_order(&w.tree, self, user_key) {
-            None
-        } else {
-            match self.index.find(self, hash, user_key) {
-                Probe::Found(n) => Some(Node(n)),
-                Probe::Absent | Probe::Unknown => None,
+        // A key right after the last new key, and before that key's successor, is new to the
+        // list: skip the probe's cache miss and the search (sequential loads).
+        if let Some((prev, succ)) = self.follows_last_new(&w, user_key) {
+            // SAFETY: holding `writer` makes this the only `allocate` call on either arena.
+            let node = unsafe { build_node(&self.arena, &[user_key, &trailer.to_le_bytes()], value, long) };
+            self.link_between(prev, node, succ);
+            if in_tree_sample(hash) {
+                self.tree.locate(&mut w.tree, self, user_key);
+                self.tree.insert(&mut w.tree, user_key, node.0);
             }
+            w.last_new = Some(node);
+            self.set_newest(hash, user_key, node);
+            return;
+        }
+        let newest = match self.index.find(self, hash, user_key) {
+            Probe::Found(n) => Some(Node(n)),
+            Probe::Absent | Probe::Unknown => None,
         };
         if let Some(newest) = newest {
             // A higher trailer sorts first: the new entry becomes the key's newest version.
@@ -152,12 +179,46 @@ impl EntryList {
         let node = unsafe { build_node(&self.arena, &[user_key, &trailer.to_le_bytes()], value, long) };
         let key = self.key(node);
         let start = self.tree.locate(&mut w.tree, self, user_key).map_or(self.head, Node);
-        // The tree names a node of a smaller user key; this key's newer versions, and that
-        // key's versions after the named one, lie between it and the new node's place.
-        let (prev, succ) = self.walk(start, key, CmpOrdering::Equal);
+        // The tree names a node of a smaller user key; this key's newer versions, and the
+        // nodes of the keys between, lie between it and the new node's place.
+        let (prev, succ, steps) = self.walk_counting(start, key);
         debug_assert!(succ.is_none_or(|n| self.key(n) != key), "duplicate key");
         let known = (prev != self.head && self.has_user_key(prev, user_key))
             || succ.is_some_and(|n| self.has_user_key(n, user_key));
+        self.link_between(prev, node, succ);
+        if !known {
+            // A long walk means the tree is sparse here: index this key too, so that the next
+            // search near it is short whatever the hash said.
+            if steps >= TREE_WALK_LIMIT || in_tree_sample(hash) {
+                self.tree.insert(&mut w.tree, user_key, node.0);
+            }
+            w.last_new = Some(node);
+        }
+        if newest.is_none() {
+            self.set_newest(hash, user_key, node);
+        }
+    }
+
+    /// Writer only: `(prev, succ)` for a new node of `user_key` when the key sorts after the
+    /// last new key and before that key's successor, which proves it is not in the list.
+    fn follows_last_new(&self, w: &Writer, user_key: &[u8]) -> Option<(Node, Option<Node>)> {
+        let last = w.last_new?;
+        if key::compare_user_keys(key::user_key(self.key(last)), user_key) != CmpOrdering::Less {
+            return None;
+        }
+        // `last` was the key's first node: its newer versions went before it, so the node
+        // after it belongs to a larger key (or to an older version, which fails the test).
+        let succ = self.next(last);
+        match succ {
+            Some(n) if key::compare_user_keys(user_key, key::user_key(self.key(n))) != CmpOrdering::Less => {
+                None
+            }
+            _ => Some((last, succ)),
+        }
+    }
+
+    /// Writer only: links the unpublished `node` between `prev` and `succ` (adjacent now).
+    fn link_between(&self, prev: Node, node: Node, succ: Option<Node>) {
         self.prev_slot(node).store(prev.0.as_ptr(), Ordering::Relaxed);
         if let Some(succ) = succ {
             self.prev_slot(succ).store(node.0.as_ptr(), Ordering::Relaxed);
@@ -165,12 +226,6 @@ impl EntryList {
         // Relaxed: `node` is unreachable until the Release store below publishes it.
         self.link(node).store(succ.map_or(ptr::null_mut(), |n| n.0.as_ptr()), Ordering::Relaxed);
         self.link(prev).store(node.0.as_ptr(), Ordering::Release);
-        if !known {
-            self.tree.insert(&mut w.tree, user_key, node.0);
-        }
-        if newest.is_none() {
-            self.set_newest(hash, user_key, node);
-        }
     }
 
     /// Links a new node for `(user_key ++ trailer, value)` right before `newest`, the key's
@@ -235,6 +290,21 @@ impl EntryList {
             match self.next(x) {
                 Some(n) if key::compare(self.key(n), target) < limit => x = n,
                 past => return (x, past),
+            }
+        }
+    }
+
+    /// Writer only: [`EntryList::walk`] to the last node `< target`, also returning how many
+    /// nodes it stepped over.
+    fn walk_counting(&self, from: Node, target: &[u8]) -> (Node, Option<Node>, usize) {
+        let (mut x, mut steps) = (from, 0);
+        loop {
+            match self.next(x) {
+                Some(n) if key::compare(self.key(n), target) == CmpOrdering::Less => {
+                    x = n;
+                    steps += 1;
+                }
+                past => return (x, past, steps),
             }
         }
     }
@@ -305,6 +375,12 @@ impl EntryList {
     /// Where the index's probes start (see `slot_hint`).
     pub(super) fn slot_hint(&self) -> SlotHint {
         self.index.slot_hint()
+    }
+
+    /// Bytes of the key tree's nodes.
+    #[cfg(test)]
+    pub(super) fn tree_bytes(&self) -> usize {
+        self.tree.memory_usage()
     }
 
     /// Bytes the list's arenas have handed out, plus its index.
@@ -393,7 +469,8 @@ unsafe fn store_long_value(values: &Arena, value: &[u8]) -> Option<NonNull<u8>> 
     })
 }
 
-/// Allocates a node with null links (`prev` included) and the entry whose internal key is the concatenation of `key_parts` (the head sentinel passes none). A value longer than
+/// Allocates a node with null links (`prev` included) and the entry whose internal key is the
+/// concatenation of `key_parts` (the head sentinel passes none). A value longer than
 /// [`INLINE_VALUE_MAX`] is not copied: `long` is its address from [`store_long_value`], and the
 /// node keeps that.
 ///
