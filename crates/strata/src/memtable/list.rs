@@ -151,21 +151,13 @@ impl EntryList {
         let long = unsafe { store_long_value(&self.values, value) };
         // A key right after the last new key, and before that key's successor, is new to the
         // list: skip the probe's cache miss and the search (sequential loads).
-        if let Some((prev, succ)) = self.follows_last_new(&w, user_key) {
-            // SAFETY: holding `writer` makes this the only `allocate` call on either arena.
-            let node = unsafe { build_node(&self.arena, &[user_key, &trailer.to_le_bytes()], value, long) };
-            self.link_between(prev, node, succ);
-            if in_tree_sample(hash) {
-                self.tree.locate(&mut w.tree, self, user_key);
-                self.tree.insert(&mut w.tree, user_key, node.0);
-            }
-            w.last_new = Some(node);
-            self.set_newest(hash, user_key, node);
-            return;
-        }
-        let newest = match self.index.find(self, hash, user_key) {
-            Probe::Found(n) => Some(Node(n)),
-            Probe::Absent | Probe::Unknown => None,
+        let after_last_new = self.follows_last_new(&w, user_key);
+        let newest = match after_last_new {
+            Some(_) => None,
+            None => match self.index.find(self, hash, user_key) {
+                Probe::Found(n) => Some(Node(n)),
+                Probe::Absent | Probe::Unknown => None,
+            },
         };
         if let Some(newest) = newest {
             // A higher trailer sorts first: the new entry becomes the key's newest version.
@@ -177,19 +169,29 @@ impl EntryList {
         }
         // SAFETY: holding `writer` makes this the only `allocate` call on either arena.
         let node = unsafe { build_node(&self.arena, &[user_key, &trailer.to_le_bytes()], value, long) };
-        let key = self.key(node);
-        let start = self.tree.locate(&mut w.tree, self, user_key).map_or(self.head, Node);
-        // The tree names a node of a smaller user key; this key's newer versions, and the
-        // nodes of the keys between, lie between it and the new node's place.
-        let (prev, succ, steps) = self.walk_counting(start, key);
-        debug_assert!(succ.is_none_or(|n| self.key(n) != key), "duplicate key");
-        let known = (prev != self.head && self.has_user_key(prev, user_key))
-            || succ.is_some_and(|n| self.has_user_key(n, user_key));
+        // `steps` is `None` when the place came without a search (and the tree was not asked).
+        let (prev, succ, steps) = match after_last_new {
+            Some((prev, succ)) => (prev, succ, None),
+            None => {
+                let start = self.tree.locate(&mut w.tree, self, user_key).map_or(self.head, Node);
+                // The tree names a node of a smaller user key; this key's newer versions, and
+                // the nodes of the keys between, lie between it and the new node's place.
+                let (prev, succ, steps) = self.walk(start, self.key(node), CmpOrdering::Equal);
+                (prev, succ, Some(steps))
+            }
+        };
+        debug_assert!(succ.is_none_or(|n| self.key(n) != self.key(node)), "duplicate key");
+        let known = steps.is_some()
+            && ((prev != self.head && self.has_user_key(prev, user_key))
+                || succ.is_some_and(|n| self.has_user_key(n, user_key)));
         self.link_between(prev, node, succ);
         if !known {
             // A long walk means the tree is sparse here: index this key too, so that the next
             // search near it is short whatever the hash said.
-            if steps >= TREE_WALK_LIMIT || in_tree_sample(hash) {
+            if steps.is_some_and(|s| s >= TREE_WALK_LIMIT) || in_tree_sample(hash) {
+                if steps.is_none() {
+                    self.tree.locate(&mut w.tree, self, user_key);
+                }
                 self.tree.insert(&mut w.tree, user_key, node.0);
             }
             w.last_new = Some(node);
@@ -280,27 +282,16 @@ impl EntryList {
 
     /// The last node from `from` on (`from` itself if none follows) whose key compares with
     /// `target` below `limit` (`Equal` finds the last key `< target`, `Greater` the last
-    /// `<= target`), and the successor the walk compared and stopped at. Callers that want the
-    /// first node past `target` must take that one: loading the link again could return a node
-    /// a concurrent insert has just linked in between, which may sort below `target`.
+    /// `<= target`), the successor the walk compared and stopped at, and how many nodes it
+    /// stepped over. Callers that want the first node past `target` must take that successor:
+    /// loading the link again could return a node a concurrent insert has just linked in
+    /// between, which may sort below `target`.
     /// REQUIRES: `from` is `head` or has a key that compares below `limit`.
-    fn walk(&self, from: Node, target: &[u8], limit: CmpOrdering) -> (Node, Option<Node>) {
-        let mut x = from;
-        loop {
-            match self.next(x) {
-                Some(n) if key::compare(self.key(n), target) < limit => x = n,
-                past => return (x, past),
-            }
-        }
-    }
-
-    /// Writer only: [`EntryList::walk`] to the last node `< target`, also returning how many
-    /// nodes it stepped over.
-    fn walk_counting(&self, from: Node, target: &[u8]) -> (Node, Option<Node>, usize) {
+    fn walk(&self, from: Node, target: &[u8], limit: CmpOrdering) -> (Node, Option<Node>, usize) {
         let (mut x, mut steps) = (from, 0);
         loop {
             match self.next(x) {
-                Some(n) if key::compare(self.key(n), target) == CmpOrdering::Less => {
+                Some(n) if key::compare(self.key(n), target) < limit => {
                     x = n;
                     steps += 1;
                 }
@@ -318,7 +309,7 @@ impl EntryList {
     /// The last node whose key is `< target`, or `<= target` when `inclusive`.
     pub(super) fn seek_before(&self, target: &[u8], inclusive: bool) -> Option<Node> {
         let limit = if inclusive { CmpOrdering::Greater } else { CmpOrdering::Equal };
-        let (x, _) = self.walk(self.start_before(Some(key::user_key(target))), target, limit);
+        let (x, ..) = self.walk(self.start_before(Some(key::user_key(target))), target, limit);
         (x != self.head).then_some(x)
     }
 
