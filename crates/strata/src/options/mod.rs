@@ -71,6 +71,8 @@ pub struct Options {
     pub block_size: usize,
     /// Keys between restart points in a data block (default 8: a point read scans at most 8
     /// entries after its binary search; 16, LevelDB's, read 10-15% slower on 100-byte values).
+    /// A run of keys that together take under 512 bytes goes on, up to twice this many: each
+    /// restart stores a whole key, and short entries are cheap to scan.
     pub block_restart_interval: usize,
     /// Bloom filter bits per key; 0 disables filters (default 10).
     pub bloom_bits_per_key: u32,

@@ -30,7 +30,8 @@ use super::format::{
 pub struct TableBuilderOptions {
     /// Target uncompressed size of a data block.
     pub block_size: usize,
-    /// Keys between restart points in data blocks.
+    /// Keys between restart points in data blocks (runs of short entries go up to twice as
+    /// many, see [`BlockBuilder::for_data`]).
     pub restart_interval: usize,
     /// Bloom filter bits per key; 0 writes no filter.
     pub bloom_bits_per_key: u32,
@@ -113,7 +114,7 @@ impl TableBuilder {
         };
         Self {
             w: BufferedWriter::new(file),
-            data: BlockBuilder::new(opts.restart_interval),
+            data: BlockBuilder::for_data(opts.restart_interval),
             // Index entries are looked up by binary search alone, so every entry is a restart.
             index: BlockBuilder::new(1),
             bloom: (opts.bloom_bits_per_key > 0).then(|| BloomBuilder::new(opts.bloom_bits_per_key)),
