@@ -121,6 +121,8 @@ pub struct Flags {
     pub ib_phases: Vec<String>,
     /// insertbench: run the index checker at the end.
     pub ib_check: bool,
+    /// insertbench: after the phases, flush and wait for compactions, and report the size.
+    pub ib_settle: bool,
     /// rput/rget: the cluster's client addresses; None means the engine's loopback default.
     pub endpoints: Option<String>,
     /// rput/rget: keys are drawn from 0..key_space (rget preloads them all).
@@ -459,6 +461,13 @@ pub static FLAGS: &[FlagSpec] = &[
         "1",
         "insertbench: check every row against its index entries at the end",
         |f, v| set_bool(&mut f.ib_check, v),
+    ),
+    bool_flag(
+        "ib_settle",
+        "0",
+        "insertbench: after the phases, flush every family, wait for compactions and report the \
+         database's size (the size of the data, not of a compaction backlog)",
+        |f, v| set_bool(&mut f.ib_settle, v),
     ),
     flag(
         "endpoints",

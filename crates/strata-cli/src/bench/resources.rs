@@ -124,7 +124,7 @@ pub fn disk_usage(path: &Path) -> u64 {
 }
 
 /// Apparent size of a directory tree (`du --apparent-size`): the sum of file lengths.
-fn apparent_size(path: &Path) -> u64 {
+pub fn apparent_size(path: &Path) -> u64 {
     let Ok(meta) = std::fs::symlink_metadata(path) else { return 0 };
     if !meta.is_dir() {
         return meta.len();

@@ -34,7 +34,7 @@ use strata::WriteOptions;
 
 use super::engine::{self, EngineOptions};
 use super::flags::Flags;
-use super::resources::Sample;
+use super::resources::{self, Sample};
 use super::valuegen::ValuePool;
 use phases::{Config, Phase};
 use store::Tables;
@@ -116,6 +116,9 @@ pub fn run(flags: &Flags, out: &mut dyn Write) -> Result<()> {
         done.push(row);
     }
     write!(out, "{}", report::table(&done))?;
+    if flags.ib_settle {
+        settle(tables.as_ref(), &path, out)?;
+    }
     if !flags.ib_check {
         writeln!(out, "checker: skipped (--ib_check=0)")?;
         return Ok(out.flush()?);
@@ -132,6 +135,22 @@ pub fn run(flags: &Flags, out: &mut dyn Write) -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// `--ib_settle`: flushes, waits for compactions and reports how long that took and the size
+/// the database settled at.
+fn settle(tables: &dyn Tables, path: &Path, out: &mut dyn Write) -> Result<()> {
+    let before = Sample::take();
+    tables.settle()?;
+    let (du, apparent) = (resources::disk_usage(path), resources::apparent_size(path));
+    writeln!(
+        out,
+        "settle: tables flushed and compactions finished in {:.3} seconds; db {:.1} MB du / {:.1} MB apparent",
+        before.elapsed(),
+        du as f64 / 1e6,
+        apparent as f64 / 1e6
+    )?;
+    Ok(out.flush()?)
 }
 
 /// The engines the insert benchmark runs on (each optional one when built with its feature).

@@ -123,6 +123,10 @@ pub trait Tables: Send + Sync {
     fn last_key(&self, f: Family, lower: &[u8], upper: Option<&[u8]>) -> Result<Option<Vec<u8>>>;
     /// The engine and how a batch is written, for the report's header.
     fn describe(&self) -> String;
+    /// Writes everything still in memory to its files and waits until no compaction is left,
+    /// so that the database's size is the size of its data, not of a backlog that depends on
+    /// when the last phase stopped.
+    fn settle(&self) -> Result<()>;
 }
 
 #[cfg(test)]

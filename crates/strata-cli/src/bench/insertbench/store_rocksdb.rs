@@ -87,6 +87,12 @@ impl Tables for RocksTables {
         Ok(key)
     }
 
+    fn settle(&self) -> Result<()> {
+        let mut wait = rocksdb::WaitForCompactOptions::default();
+        wait.set_flush(true);
+        Ok(self.db.wait_for_compact(&wait)?)
+    }
+
     fn describe(&self) -> String {
         "RocksDB, a column family per table and index, one WriteBatch per insert".to_string()
     }

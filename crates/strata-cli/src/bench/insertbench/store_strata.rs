@@ -81,6 +81,14 @@ impl Tables for StrataTables {
         Ok(key)
     }
 
+    fn settle(&self) -> Result<()> {
+        for cf in &self.families {
+            self.db.flush_cf(cf)?;
+        }
+        self.db.wait_for_compactions(None)?;
+        Ok(())
+    }
+
     fn describe(&self) -> String {
         "strata, a column family per table and index, one WriteBatch per insert".to_string()
     }

@@ -65,10 +65,18 @@ fn assert_full_run(engine: &str) {
     let points = super::super::plot::parse_csv(&rows).unwrap();
     assert!(points.len() >= 5 && points.windows(2).all(|w| w[0].0 <= w[1].0), "{rows}");
 
-    // Again on the same database: l.i1 carries on from each table's last primary key.
-    let again = ["--threads=2", "--ib_rows_l1=100", "--ib_phases=l.i1", "--use_existing_db"];
+    assert!(!out.contains("settle:"), "settling is asked for with --ib_settle: {out}");
+
+    // Again on the same database: l.i1 carries on from each table's last primary key; then the
+    // database settles (everything flushed, no compaction left) before the checker reads it.
+    let again = ["--threads=2", "--ib_rows_l1=100", "--ib_phases=l.i1", "--use_existing_db", "--ib_settle"];
     let (r, out) = run(&db, &[&[&*format!("--engine={engine}")][..], &again[..]].concat());
     r.unwrap_or_else(|e| panic!("{e:#}\n{out}"));
+    let settle = out.lines().find(|l| l.starts_with("settle: tables flushed and compactions finished in "));
+    let settle = settle.unwrap_or_else(|| panic!("{out}"));
+    let settled_mb: f64 =
+        settle.split("; db ").nth(1).and_then(|t| t.split(' ').next()).unwrap().parse().unwrap();
+    assert!(settled_mb > 0.0, "{settle}");
     assert!(out.contains(&format!("checker: {} rows; ", total + 200)), "{out}");
     assert!(out.contains(" 0 mismatches\n"), "{out}");
 }
