@@ -138,9 +138,46 @@ pub fn read_block_as(
     let Some(size) = size.filter(|_| h.end() <= file.size() && h.offset.checked_add(h.size).is_some()) else {
         return Err(block_error(file_number, h, "handle outside the file"));
     };
-    let mut buf = vec![0u8; size + BLOCK_TRAILER_LEN];
-    crate::fs::read_exact_at_as(file, h.offset, &mut buf, forward)?;
-    let (contents, trailer) = buf.split_at(size);
+    let stored_len = size + BLOCK_TRAILER_LEN;
+    if stored_len > SCRATCH_MAX {
+        let mut buf = vec![0u8; stored_len];
+        return decode_stored_block(file, file_number, h, forward, &mut buf);
+    }
+    SCRATCH.with(|scratch| {
+        // Taken out for the call, so a nested read (there is none today) would find it empty
+        // and grow its own rather than alias this one.
+        let mut buf = scratch.take();
+        if buf.len() < stored_len {
+            buf.resize(stored_len, 0);
+        }
+        let result = decode_stored_block(file, file_number, h, forward, &mut buf[..stored_len]);
+        scratch.replace(buf);
+        result
+    })
+}
+
+/// Stored blocks up to this size are read into a per-thread buffer and only the decoded block is
+/// allocated: a block read from disk used to cost two allocations, the stored bytes zeroed
+/// first, and glibc's malloc and free were a tenth of the CPU of LinkBench's out-of-memory
+/// phase (docs/performance.md). Larger blocks get a buffer of their own, so a thread keeps at
+/// most this much.
+const SCRATCH_MAX: usize = 64 << 10;
+
+thread_local! {
+    static SCRATCH: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
+/// Reads the stored block (contents and trailer) at `h` into `buf`, exactly its length, checks
+/// its checksum and returns the contents, decompressed when they are compressed.
+fn decode_stored_block(
+    file: &dyn RandomAccessFile,
+    file_number: u64,
+    h: &BlockHandle,
+    forward: bool,
+    buf: &mut [u8],
+) -> Result<Vec<u8>> {
+    crate::fs::read_exact_at_as(file, h.offset, buf, forward)?;
+    let (contents, trailer) = buf.split_at(buf.len() - BLOCK_TRAILER_LEN);
     let kind_byte = trailer.first().copied().unwrap_or(0);
     let stored = coding::get_u32(trailer.get(1..).unwrap_or(&[])).unwrap_or(0);
     let actual = crc::extend(crc::crc32c(contents), &[kind_byte]);
@@ -148,10 +185,7 @@ pub fn read_block_as(
         return Err(block_error(file_number, h, "checksum mismatch"));
     }
     match Compression::from_u8(kind_byte) {
-        Some(Compression::None) => {
-            buf.truncate(size);
-            Ok(buf)
-        }
+        Some(Compression::None) => Ok(contents.to_vec()),
         Some(kind) => decompress_block(kind, contents).map_err(|e| block_error(file_number, h, e)),
         None => Err(block_error(file_number, h, format!("unknown compression type {kind_byte}"))),
     }
@@ -395,6 +429,50 @@ impl TableProperties {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    /// Stored blocks (contents as written, then the trailer) back to back, and their handles.
+    fn stored_blocks(blocks: &[(&[u8], Compression)]) -> (Vec<u8>, Vec<BlockHandle>) {
+        let (mut file, mut handles) = (Vec::new(), Vec::new());
+        let mut compressor = compress::Compressor::new();
+        for (contents, kind) in blocks {
+            let stored = compressor.compress(*kind, contents).unwrap().to_vec();
+            handles.push(BlockHandle { offset: file.len() as u64, size: stored.len() as u64 });
+            file.extend_from_slice(&stored);
+            file.extend_from_slice(&block_trailer(*kind, &stored));
+        }
+        (file, handles)
+    }
+
+    #[test]
+    fn block_reads_on_one_thread_share_a_buffer_but_never_each_others_bytes() {
+        use crate::fs::testfs::MemRandom;
+        let big: Vec<u8> = (0..20_000u32).map(|i| (i % 13) as u8).collect();
+        let text = b"abcabcabcabc-some-text-".repeat(40);
+        let huge: Vec<u8> = (0..SCRATCH_MAX as u32 + 100).map(|i| (i % 251) as u8).collect();
+        let blocks: [(&[u8], Compression); 5] = [
+            (&big, Compression::None),
+            (&text, Compression::Snappy),
+            (b"xyz", Compression::None),
+            (&huge, Compression::Snappy),
+            (&huge, Compression::None),
+        ];
+        let (bytes, handles) = stored_blocks(&blocks);
+        assert!(handles[4].size as usize > SCRATCH_MAX, "the last block takes a buffer of its own");
+        let file = MemRandom(bytes.clone());
+        // Large, small, large again, in both directions: each read returns exactly its block.
+        for i in [0, 1, 2, 3, 4, 2, 1, 0, 2] {
+            assert_eq!(read_block(&file, 7, &handles[i]).unwrap(), blocks[i].0, "block {i}");
+        }
+        // A damaged small block after a large good one is still a checksum mismatch, and the
+        // next good read is unaffected.
+        let mut damaged = bytes;
+        damaged[handles[2].offset as usize + 1] ^= 1;
+        let damaged = MemRandom(damaged);
+        assert!(read_block(&damaged, 7, &handles[0]).is_ok());
+        let e = read_block(&damaged, 7, &handles[2]).unwrap_err();
+        assert!(e.is_corruption() && e.to_string().contains("checksum mismatch"), "{e}");
+        assert_eq!(read_block(&damaged, 7, &handles[1]).unwrap(), text);
+    }
 
     #[test]
     fn footer_round_trips_and_rejects_damage() {
