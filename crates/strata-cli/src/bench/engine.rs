@@ -125,6 +125,8 @@ pub struct EngineOptions {
     pub bloom_bits: Option<u32>,
     /// `--optimize_filters_for_hits`: no bloom filters on the last level.
     pub optimize_filters_for_hits: bool,
+    /// `--cache_index_and_filter_blocks` (RocksDB only; strata always charges them).
+    pub cache_index_and_filter_blocks: bool,
     pub write_buffer_size: Option<usize>,
     pub compression: String,
     pub min_blob_size: Option<usize>,
@@ -160,6 +162,7 @@ impl EngineOptions {
             cache_size: 8 << 20,
             bloom_bits: Some(10),
             optimize_filters_for_hits: false,
+            cache_index_and_filter_blocks: false,
             write_buffer_size: None,
             compression: "none".into(),
             min_blob_size: None,
@@ -188,6 +191,7 @@ impl EngineOptions {
             cache_size: f.cache_size as usize,
             bloom_bits: u32::try_from(f.bloom_bits).ok(),
             optimize_filters_for_hits: f.optimize_filters_for_hits,
+            cache_index_and_filter_blocks: f.cache_index_and_filter_blocks,
             write_buffer_size: f.write_buffer_size.map(|v| v as usize),
             compression: f.compression_type.clone(),
             min_blob_size: f.min_blob_size,

@@ -51,6 +51,11 @@ pub(super) fn options(o: &EngineOptions) -> Result<Options> {
     if let Some(v) = o.block_size {
         table.set_block_size(v);
     }
+    if o.cache_index_and_filter_blocks {
+        // Charged to the cache like strata's, so a memory limit holds for both engines.
+        table.set_cache_index_and_filter_blocks(true);
+        table.set_pin_l0_filter_and_index_blocks_in_cache(true);
+    }
     if let Some(v) = o.block_restart_interval {
         table.set_block_restart_interval(i32::try_from(v).context("--block_restart_interval is too large")?);
     }

@@ -31,6 +31,9 @@ pub struct Flags {
     pub bloom_bits: i64,
     /// No bloom filters in last-level tables (RocksDB's `optimize_filters_for_hits`).
     pub optimize_filters_for_hits: bool,
+    /// RocksDB: keep index and filter blocks in the block cache, charged to it (strata always
+    /// does).
+    pub cache_index_and_filter_blocks: bool,
     pub write_buffer_size: Option<u64>,
     pub sync: bool,
     pub disable_wal: bool,
@@ -229,6 +232,13 @@ pub static FLAGS: &[FlagSpec] = &[
         "0",
         "no bloom filters in tables of the last level (RocksDB's option of the same name)",
         |f, v| set_bool(&mut f.optimize_filters_for_hits, v),
+    ),
+    bool_flag(
+        "cache_index_and_filter_blocks",
+        "0",
+        "RocksDB: index and filter blocks live in the block cache, charged to it, instead of \
+         beside it (strata always charges them to the cache; this flag changes nothing there)",
+        |f, v| set_bool(&mut f.cache_index_and_filter_blocks, v),
     ),
     flag("write_buffer_size", "", "memtable bytes (engine default if unset)", |f, v| {
         set_some(&mut f.write_buffer_size, v)

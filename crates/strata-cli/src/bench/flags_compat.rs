@@ -54,7 +54,6 @@ static COMPAT: &[(&str, Treatment)] = &[
         "mmap_read",
         Ignore("strata maps SST and blob files while the database is at most mmap_reads_max_db_size (see --options), pread beyond"),
     ),
-    ("cache_index_and_filter_blocks", Ignore("strata pins open tables' index and filter blocks, charged to the block cache")),
     ("use_direct_reads", Ignore("strata reads through the page cache (mapped or pread)")),
     ("use_direct_io_for_flush_and_compaction", Ignore("strata writes through the page cache")),
     ("perf_level", Ignore("strata has no perf context")),
