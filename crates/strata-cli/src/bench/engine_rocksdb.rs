@@ -34,6 +34,14 @@ impl RocksDb {
     }
 }
 
+/// Flushes every column family and waits until no compaction is pending (LinkBench's and the
+/// insert benchmark's settle step).
+pub(super) fn settle(db: &DB) -> Result<()> {
+    let mut wait = rocksdb::WaitForCompactOptions::default();
+    wait.set_flush(true);
+    Ok(db.wait_for_compact(&wait)?)
+}
+
 pub(super) fn options(o: &EngineOptions) -> Result<Options> {
     let mut opts = Options::default();
     opts.create_if_missing(!o.use_existing);

@@ -42,6 +42,16 @@ impl StrataDb {
     }
 }
 
+/// Flushes `families` and waits until no compaction is pending (LinkBench's and the insert
+/// benchmark's settle step).
+pub fn settle<'a>(db: &Db, families: impl IntoIterator<Item = &'a ColumnFamily>) -> Result<()> {
+    for cf in families {
+        db.flush_cf(cf)?;
+    }
+    db.wait_for_compactions(None)?;
+    Ok(())
+}
+
 /// The strata `Options` the flags ask for (also LinkBench's, which opens its own families).
 pub fn options(o: &EngineOptions) -> Result<Options> {
     let base = match &o.preset {

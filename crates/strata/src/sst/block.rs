@@ -767,6 +767,9 @@ mod tests {
             let keys = entries.iter().filter(|&&e| (pair[0]..pair[1]).contains(&e)).count();
             assert!((8..=16).contains(&keys), "a run of {keys} keys");
             assert!(keys == 16 || len >= SHORT_RUN_BYTES, "a run of {keys} keys ended at {len} bytes");
+            // ... and not one entry later: without its last entry a stretched run was short.
+            let last = entries.iter().copied().filter(|&e| e < pair[1]).max().unwrap();
+            assert!(keys == 8 || last - pair[0] < SHORT_RUN_BYTES, "a run of {keys} keys went past");
         }
 
         // An interval of 1 stays exact, and `new` never stretches.

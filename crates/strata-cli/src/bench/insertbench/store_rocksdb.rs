@@ -9,7 +9,7 @@ use anyhow::{Context, Result};
 use rocksdb::{ColumnFamily, ColumnFamilyDescriptor, ReadOptions, WriteBatch, WriteOptions, DB};
 
 use super::super::engine::EngineOptions;
-use super::super::engine_rocksdb::{options, write_options};
+use super::super::engine_rocksdb::{options, settle, write_options};
 use super::store::{Batch, Family, ScanFn, Tables};
 
 /// The insert benchmark's families on RocksDB.
@@ -88,9 +88,7 @@ impl Tables for RocksTables {
     }
 
     fn settle(&self) -> Result<()> {
-        let mut wait = rocksdb::WaitForCompactOptions::default();
-        wait.set_flush(true);
-        Ok(self.db.wait_for_compact(&wait)?)
+        settle(&self.db)
     }
 
     fn describe(&self) -> String {

@@ -82,11 +82,7 @@ impl Tables for StrataTables {
     }
 
     fn settle(&self) -> Result<()> {
-        for cf in &self.families {
-            self.db.flush_cf(cf)?;
-        }
-        self.db.wait_for_compactions(None)?;
-        Ok(())
+        super::super::engine_strata::settle(&self.db, &self.families)
     }
 
     fn describe(&self) -> String {

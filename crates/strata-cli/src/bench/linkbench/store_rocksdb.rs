@@ -47,9 +47,7 @@ pub fn settle(o: &EngineOptions) -> Result<()> {
     let families = Table::ALL.map(|t| ColumnFamilyDescriptor::new(t.name(), opts.clone()));
     let db = rocksdb::DB::open_cf_descriptors(&opts, &o.path, families)
         .with_context(|| format!("opening RocksDB at {} to settle it", o.path.display()))?;
-    let mut wait = rocksdb::WaitForCompactOptions::default();
-    wait.set_flush(true);
-    Ok(db.wait_for_compact(&wait)?)
+    super::super::engine_rocksdb::settle(&db)
 }
 
 /// db_bench verifies checksums on every read; so do these.

@@ -18,11 +18,11 @@ pub fn settle(path: &std::path::Path, opts: Options) -> Result<()> {
     let families = Table::ALL.map(|t| (t.name(), opts.clone()));
     let db = Db::open_cf(path, opts, families)
         .with_context(|| format!("opening {} to settle it", path.display()))?;
+    let mut families = Vec::with_capacity(Table::ALL.len());
     for t in Table::ALL {
-        let cf = db.cf(t.name()).with_context(|| format!("column family {} did not open", t.name()))?;
-        db.flush_cf(&cf)?;
+        families.push(db.cf(t.name()).with_context(|| format!("column family {} did not open", t.name()))?);
     }
-    db.wait_for_compactions(None)?;
+    super::super::engine_strata::settle(&db, &families)?;
     Ok(db.close()?)
 }
 
