@@ -106,6 +106,8 @@ pub struct Flags {
     pub linkbench_check: bool,
     /// linkbench: after the load, flush and wait for compactions before the requests.
     pub linkbench_settle: bool,
+    /// linkbench: after the requests too, and count what that wrote against them.
+    pub linkbench_settle_after: bool,
     /// insertbench: rows each client inserts in l.i0 (no indexes) and in l.i1 (with them).
     pub ib_rows_l0: u64,
     pub ib_rows_l1: u64,
@@ -421,6 +423,14 @@ pub static FLAGS: &[FlagSpec] = &[
         "linkbench: after the load, flush every table and wait for compactions, so the requests start \
          from a settled database on every engine (0: the requests compact what the load left)",
         |f, v| set_bool(&mut f.linkbench_settle, v),
+    ),
+    bool_flag(
+        "linkbench_settle_after",
+        "0",
+        "linkbench: after the requests, flush every table and wait for compactions too, and print \
+         a second Efficiency line that counts what settling wrote against the requests (what a \
+         phase left to compact depends on when it stopped)",
+        |f, v| set_bool(&mut f.linkbench_settle_after, v),
     ),
     flag(
         "ib_rows_l0",

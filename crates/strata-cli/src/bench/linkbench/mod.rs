@@ -82,7 +82,14 @@ pub fn run(flags: &Flags, out: &mut dyn Write) -> Result<()> {
         }
     }
     cfg.threads = flags.requesters;
-    request_phase(store.as_ref(), &cfg, &path, out)?;
+    let (before, requests) = request_phase(store.as_ref(), &cfg, &path, out)?;
+    if flags.linkbench_settle_after {
+        drop(store);
+        settle(flags, &path, out)?;
+        let eff = Efficiency::since(&before, requests, None, &path);
+        write!(out, "{}", eff.line("requests, then settled (per request)"))?;
+        store = open_tables(flags, &path)?;
+    }
     if !flags.linkbench_check {
         writeln!(out, "checker: skipped (--linkbench_check=0)")?;
         return Ok(out.flush()?);
@@ -223,12 +230,14 @@ fn settle(flags: &Flags, path: &Path, out: &mut dyn Write) -> Result<()> {
     Ok(())
 }
 
+/// Runs the request phase and prints its tables; returns when it began and how many requests
+/// it made, for a later settled `Efficiency` line.
 fn request_phase(
     store: &dyn LinkStore,
     cfg: &PhaseConfig<'_>,
     path: &Path,
     out: &mut dyn Write,
-) -> Result<()> {
+) -> Result<(Sample, u64)> {
     let ids = IdChoosers::new(cfg.maxid1, cfg.seed);
     let retries_before = store.retries();
     let before = Sample::take();
@@ -243,7 +252,7 @@ fn request_phase(
     let total: u64 = o.hists.iter().map(Histogram::count).sum();
     let eff = Efficiency::since(&before, total, o.switches, path);
     write!(out, "{}", eff.line("requests (per request)"))?;
-    Ok(())
+    Ok((before, total))
 }
 
 fn latency(h: &Histogram) -> String {
@@ -330,6 +339,17 @@ mod tests {
         let (r, out) = run(dir.path(), &unchecked);
         r.unwrap_or_else(|e| panic!("{e:#}\n{out}"));
         assert!(out.contains("checker: skipped") && !out.contains("mismatches"), "{out}");
+
+        // Settled after the requests as well (500 per requester, two requesters): a second
+        // Efficiency line for the same requests, and every count still right after the reopen.
+        let mut settled =
+            vec!["--maxid1=2000", "--requests=500", "--use_existing_db", "--linkbench_settle_after"];
+        settled.extend_from_slice(extra);
+        let (r, out) = run(dir.path(), &settled);
+        r.unwrap_or_else(|e| panic!("{e:#}\n{out}"));
+        assert!(out.contains("settle       : tables flushed and compactions finished in "), "{out}");
+        let line = "Efficiency requests, then settled (per request): ops 1000 db_size ";
+        assert!(out.contains(line) && out.contains(" 0 count mismatches\n"), "{out}");
     }
 
     #[test]
