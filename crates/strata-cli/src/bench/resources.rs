@@ -123,6 +123,11 @@ pub fn disk_usage(path: &Path) -> u64 {
     own + children.map(|e| disk_usage(&e.path())).sum::<u64>()
 }
 
+/// Bytes in the unit every "MB" of the benchmark reports is: MiB, as db_bench prints them.
+pub fn mb(bytes: u64) -> f64 {
+    bytes as f64 / 1_048_576.0
+}
+
 /// Apparent size of a directory tree (`du --apparent-size`): the sum of file lengths.
 pub fn apparent_size(path: &Path) -> u64 {
     let Ok(meta) = std::fs::symlink_metadata(path) else { return 0 };
@@ -202,7 +207,6 @@ impl Efficiency {
     pub fn line(&self, phase: &str) -> String {
         let per = |x: f64| x / self.ops.max(1) as f64;
         let na = || "n/a".to_string();
-        let mb = |b: u64| b as f64 / 1_048_576.0;
         format!(
             "Efficiency {phase}: ops {} db_size {:.1} MB du / {:.1} MB apparent, disk reads/op {}, \
              rKB/op {}, wKB/op {}, cs/op {}, cpu us/op {}, peak RSS {}\n",

@@ -147,8 +147,8 @@ fn settle(tables: &dyn Tables, path: &Path, out: &mut dyn Write) -> Result<()> {
         out,
         "settle: tables flushed and compactions finished in {:.3} seconds; db {:.1} MB du / {:.1} MB apparent",
         before.elapsed(),
-        du as f64 / 1e6,
-        apparent as f64 / 1e6
+        resources::mb(du),
+        resources::mb(apparent)
     )?;
     Ok(out.flush()?)
 }
