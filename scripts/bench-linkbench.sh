@@ -25,7 +25,11 @@
 #        every engine and run, e.g. FLAGS=--bloom_bits=10 gives RocksDB bloom filters too),
 #        REQUESTS / LTM_REQUESTS (requests per requester thread in each cached / limited phase,
 #        instead of DURATION: every engine then does the same work, so the bytes it wrote and
-#        the size its database reached compare like for like; requests/s is still measured).
+#        the size its database reached compare like for like; requests/s is still measured),
+#        SETTLE_AFTER (default 1: after each request phase the engine flushes and finishes its
+#        compactions, `--linkbench_settle_after`, and a second Efficiency line counts those
+#        writes too; a phase of minutes ends wherever each engine's compaction cycle stands, so
+#        only the settled figure compares the bytes the requests cost; 0 skips it).
 #
 # Needs root for the cgroup and drop_caches (without it, only the cached runs are made).
 # Every run ends with LinkBench's checker; a count mismatch fails the run and this script.
@@ -37,6 +41,7 @@ duration=${DURATION:-60}
 # A phase ends after a fixed time, or after a fixed number of requests when REQUESTS is set.
 cached_phase=(--duration="$duration")
 ltm_phase=(--duration="$duration")
+settle_after=(--linkbench_settle_after="${SETTLE_AFTER:-1}")
 if [ -n "${REQUESTS:-}" ]; then
   cached_phase=(--requests="$REQUESTS")
   ltm_phase=(--requests="${LTM_REQUESTS:-$REQUESTS}")
@@ -98,12 +103,13 @@ for r in $(seq 1 "$rounds"); do
     fresh_copy "$e"
     # A limited run before dropped the page cache: read the files back so cached means cached.
     find "$db" -type f -exec cat {} + > /dev/null
-    run "$out/cached-$e-$r.log" "$e" --use_existing_db=1 "${cached_phase[@]}" --cache_size="$cache"
+    run "$out/cached-$e-$r.log" "$e" --use_existing_db=1 "${cached_phase[@]}" "${settle_after[@]}" \
+      --cache_size="$cache"
     if [ "$ltm" = 1 ]; then
       echo "round $r: $e limited to $limit bytes"
       fresh_copy "$e"
       cold_limited "$strata" bench "${common[@]}" --engine="$e" --db="$db" --use_existing_db=1 \
-        "${ltm_phase[@]}" --cache_size="$ltm_cache" --linkbench_check=0 > "$out/ltm-$e-$r.log" 2>&1 ||
+        "${ltm_phase[@]}" "${settle_after[@]}" --cache_size="$ltm_cache" --linkbench_check=0 > "$out/ltm-$e-$r.log" 2>&1 ||
         { echo "FAILED: $out/ltm-$e-$r.log" >&2; tail -5 "$out/ltm-$e-$r.log" >&2; exit 1; }
       run "$out/ltmcheck-$e-$r.log" "$e" --use_existing_db=1 --requests=0 --cache_size="$cache"
     fi

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Summarises the raw logs of scripts/bench-linkbench.sh: per memory setting and engine, the
 median over rounds of the request phase's total ops/s, the P99 of GET_LINKS_LIST and ADD_LINK,
-KB written, disk reads and CPU per request and the database size after the run, and the
+KB written, disk reads and CPU per request and the database size after the run (and, when the
+run settled afterwards, `--linkbench_settle_after`, the KB written per request counting the
+settling's flush and compactions, and the settled size), and the
 checker's mismatches summed over every run that checked (runs in the cgroup skip the checker; a
 run outside it checks their copy of the database, `ltmcheck-*`); then each peer's ratios to
 strata.
@@ -34,6 +36,11 @@ def parse(path):
         row["reads"] = num("disk reads/op")
         row["cpu"] = num("cpu us/op")
         row["db_mb"] = num("db_size")
+    settled = re.search(r"^Efficiency requests, then settled.*$", text, re.M)
+    if settled:
+        e = settled.group(0)
+        row["wkb_settled"] = float(re.search(r"wKB/op ([0-9.]+)", e).group(1))
+        row["db_settled"] = float(re.search(r"db_size ([0-9.]+)", e).group(1))
     m = re.search(r" (\d+) count mismatches", text)
     row["mismatches"] = int(m.group(1)) if m else None
     return row
@@ -47,7 +54,8 @@ def main(d):
     cols = [("ops", "ops/s", "{:.0f}"), ("p99_list", "P99 list us", "{:.0f}"),
             ("p99_add", "P99 add us", "{:.0f}"), ("wkb", "wKB/op", "{:.3f}"),
             ("reads", "reads/op", "{:.3f}"), ("cpu", "cpu us/op", "{:.1f}"),
-            ("db_mb", "db MB", "{:.0f}")]
+            ("db_mb", "db MB", "{:.0f}"), ("wkb_settled", "settled wKB", "{:.3f}"),
+            ("db_settled", "settled MB", "{:.0f}")]
     for kind in ("cached", "ltm"):
         engines = [e for (k, e) in runs if k == kind]
         if not engines:
@@ -77,7 +85,8 @@ def main(d):
                 s, p = med["strata"], med[e]
                 ratio = lambda k: (s[k] / p[k]) if s.get(k) and p.get(k) else float("nan")
                 print(f"  strata / {e}: ops/s {ratio('ops'):.2f}x, P99 list {ratio('p99_list'):.2f}, "
-                      f"P99 add {ratio('p99_add'):.2f}, wKB/op {ratio('wkb'):.2f}, db size {ratio('db_mb'):.2f}")
+                      f"P99 add {ratio('p99_add'):.2f}, wKB/op {ratio('wkb'):.2f}, db size {ratio('db_mb'):.2f}, "
+                      f"settled wKB/op {ratio('wkb_settled'):.2f}, settled db size {ratio('db_settled'):.2f}")
         print()
     for path in sorted(glob.glob(os.path.join(d, "check-*.log"))):
         line = next((l for l in open(path) if l.startswith("checker")), "no checker line")
