@@ -236,6 +236,28 @@ fn log_file_records_flushes_and_compactions() {
 }
 
 #[test]
+fn log_events_name_their_column_family_and_its_lsm_state() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), Options::default()).unwrap();
+    let links = db.create_cf("links", Options::default()).unwrap();
+    for round in 0..2 {
+        db.put_cf(&links, format!("link-{round}"), b"v").unwrap();
+        db.flush_cf(&links).unwrap();
+    }
+    let log = std::fs::read_to_string(dir.path().join("LOG")).unwrap();
+    let flushes: Vec<&str> = log.lines().filter(|l| l.contains("\"event\":\"flush_finished\"")).collect();
+    assert_eq!(flushes.len(), 2, "{log}");
+    for l in &flushes {
+        assert!(l.contains("\"cf_name\":\"links\""), "{l}");
+    }
+    // The second flush left two L0 files in `links`, while the default family has none.
+    assert!(flushes[1].contains("\"lsm_state\":[2,0,0,0,0,0,0]"), "{}", flushes[1]);
+    let started = log.lines().find(|l| l.contains("\"event\":\"flush_started\"")).unwrap();
+    assert!(started.contains("\"cf_name\":\"links\""), "{started}");
+    db.close().unwrap();
+}
+
+#[test]
 fn log_rotates_at_the_size_limit_and_keeps_a_bounded_number() {
     let dir = tempfile::tempdir().unwrap();
     let opts = Options { max_log_file_size: 1024, keep_log_file_num: 2, ..Options::default() };

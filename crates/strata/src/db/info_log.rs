@@ -22,6 +22,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use parking_lot::Mutex;
 
+use super::family::Family;
 use super::{DbInner, SuperVersion};
 use crate::error::Result;
 use crate::fs::{FileSystem, WritableFile};
@@ -320,9 +321,9 @@ impl DbInner {
         self.stats.log.next_job.fetch_add(1, Ordering::Relaxed) + 1
     }
 
-    /// Files per level, for `lsm_state` in events.
-    pub(crate) fn lsm_state(&self) -> Vec<u64> {
-        let v = self.default.super_version.load().version.clone();
+    /// Files per level of `family`, for `lsm_state` in its flush and compaction events.
+    pub(crate) fn lsm_state(&self, family: &Family) -> Vec<u64> {
+        let v = family.super_version.load().version.clone();
         (0..NUM_LEVELS).map(|l| v.level_files(l) as u64).collect()
     }
 

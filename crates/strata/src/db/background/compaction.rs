@@ -61,6 +61,7 @@ impl DbInner {
         );
         self.log_event(
             Event::new(job_id, "compaction_started")
+                .string("cf_name", &family.name)
                 .num("level", c.level as u64)
                 .num("output_level", c.output_level as u64)
                 .nums("files_L", c.inputs.iter().map(|f| f.number))
@@ -142,13 +143,14 @@ impl DbInner {
         );
         self.log_event(
             Event::new(job_id, "compaction_finished")
+                .string("cf_name", &family.name)
                 .num("output_level", c.output_level as u64)
                 .nums("output_files", output_files.iter().copied())
                 .num("bytes_read", if c.trivial_move { 0 } else { input_bytes })
                 .num("bytes_written", bytes_out)
                 .boolean("trivial_move", c.trivial_move)
                 .num("duration_micros", micros)
-                .nums("lsm_state", self.lsm_state()),
+                .nums("lsm_state", self.lsm_state(family)),
         );
         drop(input_version);
         self.delete_obsolete_files();

@@ -44,6 +44,7 @@ impl DbInner {
         );
         self.log_event(
             Event::new(job_id, "flush_started")
+                .string("cf_name", &family.name)
                 .num("num_entries", mem.num_entries())
                 .num("num_deletes", mem.num_deletes())
                 .num("memory_usage", mem.approximate_memory_usage() as u64),
@@ -94,10 +95,11 @@ impl DbInner {
         );
         self.log_event(
             Event::new(job_id, "flush_finished")
+                .string("cf_name", &family.name)
                 .nums("output_files", out.tables.iter().map(|t| t.number))
                 .num("bytes_written", out.bytes_written)
                 .num("duration_micros", micros)
-                .nums("lsm_state", self.lsm_state()),
+                .nums("lsm_state", self.lsm_state(&family)),
         );
         self.delete_obsolete_files();
         let released = Instant::now();
