@@ -7,7 +7,15 @@
 //!
 //! A slot is one `u64`: zero when empty, otherwise the node's address in the low 48 bits and
 //! the top 16 bits of the key's hash above it, so a probe rejects almost every foreign key
-//! without touching its node. Linear probing from the hash's low bits, at most 3/4 full.
+//! without touching its node. Linear probing from a home slot that the hash's low 32 bits pick
+//! by multiplying and shifting ([`home_slot`]), so a table may have any number of slots.
+//!
+//! Sizing: the index's bytes count against `write_buffer_size`, so they decide how many
+//! entries a memtable holds before it is flushed. A table is sized for its expected keys at 3/4
+//! full and grows only past 7/8, so a memtable that holds a few more keys than its predecessor
+//! still fits. Power-of-two tables cost 10.7 to 21.3 bytes per key depending on where the
+//! count fell (LinkBench's memtables: 14 on average, with a cliff to 21 once a memtable held
+//! more keys than a power of two allowed); these cost 10.7 to 12.2.
 //!
 //! Growing never stops the writer for long: it publishes an empty table twice the size, and
 //! each later `set` moves a few slots of the old table across (re-hashing means reading each
@@ -34,9 +42,26 @@ use crate::util::prefetch::prefetch_read;
 const ADDR_BITS: u32 = 48;
 const TAG_MASK: u64 = !0 << ADDR_BITS;
 const MIN_SLOTS: usize = 1024;
-/// Old-table slots moved per `set` while draining: a table fills from 3/8 to at most 7/16 of
-/// its slots before the previous one is empty, far from the 3/4 that would make it grow again.
+/// A table holds at most this share of its slots in use (numerator, denominator)...
+const MAX_LOAD: (usize, usize) = (7, 8);
+/// ...and is sized to hold its expected keys at this share.
+const SIZED_LOAD: (usize, usize) = (3, 4);
+/// Old-table slots moved per `set` while draining: a table fills from 7/16 to at most 1/2 of
+/// its slots before the previous one is empty, far from the 7/8 that would make it grow again.
 const DRAIN_STEP: usize = 8;
+
+/// Most slots a table may have: home slots come from 32 bits of the hash. A memtable with more
+/// keys than 7/8 of this (3.7 billion) is far past any `write_buffer_size` a machine can hold;
+/// should one get there, the index switches itself off as for a wide address.
+pub(super) const MAX_SLOTS: usize = u32::MAX as usize;
+
+/// The slot where a probe for `hash` starts in a table of `len` slots: the hash's low 32 bits
+/// scaled to `len` (Lemire's multiply-shift), uniform for any `len` up to 2^32.
+#[inline]
+pub(super) fn home_slot(hash: u64, len: usize) -> usize {
+    // Wrapping only matters for a `len` beyond MAX_SLOTS, which only a torn `SlotHint` has.
+    ((hash & 0xffff_ffff).wrapping_mul(len as u64) >> 32) as usize
+}
 
 /// How the index reads the nodes it points at.
 pub(super) trait Nodes {
@@ -78,7 +103,8 @@ pub(super) struct HashIndex {
 /// A table: its slots live in a [`ZeroedMap`], so a new one needs no clearing pass.
 struct Table {
     slots: ZeroedMap,
-    mask: usize,
+    /// Number of slots.
+    len: usize,
     /// The table this one replaced (null for the first); its keys move here gradually.
     previous: *const Table,
     /// True once every key of `previous` is in this table too (or there is none). Release
@@ -94,21 +120,21 @@ unsafe impl Sync for Table {}
 
 impl Table {
     fn with_slots(n: usize, previous: *const Table) -> Box<Table> {
-        debug_assert!(n.is_power_of_two());
+        debug_assert!(n > 0 && u32::try_from(n).is_ok());
         let slots = ZeroedMap::new(n * size_of::<AtomicU64>());
-        Box::new(Table { slots, mask: n - 1, previous, drained: AtomicBool::new(previous.is_null()) })
+        Box::new(Table { slots, len: n, previous, drained: AtomicBool::new(previous.is_null()) })
     }
 
     #[inline]
     fn slots(&self) -> &[AtomicU64] {
-        // SAFETY: the mapping is page-aligned (so aligned for AtomicU64), `mask + 1` slots long
+        // SAFETY: the mapping is page-aligned (so aligned for AtomicU64), `len` slots long
         // (`with_slots`), zero-filled at creation (a valid AtomicU64), only ever accessed
         // through atomics, and lives as long as `self`.
-        unsafe { std::slice::from_raw_parts(self.slots.start().as_ptr().cast::<AtomicU64>(), self.mask + 1) }
+        unsafe { std::slice::from_raw_parts(self.slots.start().as_ptr().cast::<AtomicU64>(), self.len) }
     }
 
     fn bytes(&self) -> usize {
-        (self.mask + 1) * size_of::<AtomicU64>()
+        self.len * size_of::<AtomicU64>()
     }
 
     /// The table still being drained into this one, if any. `drained` must have been loaded
@@ -124,13 +150,16 @@ impl Table {
     #[inline]
     fn probe(&self, nodes: &impl Nodes, hash: u64, key: &[u8]) -> (usize, u64) {
         let tag = hash & TAG_MASK;
-        let mut i = hash as usize & self.mask;
+        let mut i = home_slot(hash, self.len);
         loop {
             let slot = self.slots()[i].load(Ordering::Acquire);
             if slot == 0 || (slot & TAG_MASK == tag && nodes.user_key(unpack(slot)) == key) {
                 return (i, slot);
             }
-            i = (i + 1) & self.mask;
+            i += 1;
+            if i == self.len {
+                i = 0;
+            }
         }
     }
 }
@@ -138,7 +167,7 @@ impl Table {
 impl HashIndex {
     /// An index that holds `keys` keys without growing.
     pub(super) fn with_capacity(keys: usize) -> HashIndex {
-        let slots = (keys.saturating_mul(4) / 3 + 1).next_power_of_two().max(MIN_SLOTS);
+        let slots = (keys.saturating_mul(SIZED_LOAD.1) / SIZED_LOAD.0 + 1).clamp(MIN_SLOTS, MAX_SLOTS);
         let table = Table::with_slots(slots, ptr::null());
         let bytes = table.bytes();
         let current = AtomicPtr::new(ptr::from_ref::<Table>(&table).cast_mut());
@@ -175,7 +204,7 @@ impl HashIndex {
     #[inline]
     pub(super) fn prefetch(&self, hash: u64) {
         let table = self.table();
-        prefetch_read(ptr::from_ref(&table.slots()[hash as usize & table.mask]).cast());
+        prefetch_read(ptr::from_ref(&table.slots()[home_slot(hash, table.len)]).cast());
     }
 
     /// Where probes of the current table start, for a prefetch ahead of time.
@@ -184,7 +213,7 @@ impl HashIndex {
             return SlotHint::default();
         }
         let table = self.table();
-        SlotHint { slots: table.slots.start().as_ptr().addr(), mask: table.mask }
+        SlotHint { slots: table.slots.start().as_ptr().addr(), len: table.len }
     }
 
     /// Points `key` (whose hash is `hash`) at `node`, replacing the node it named before.
@@ -206,7 +235,11 @@ impl HashIndex {
         let (i, old) = table.probe(nodes, hash, key);
         if old == 0 && (drained || table.previous().probe(nodes, hash, key).1 == 0) {
             let len = self.len.load(Ordering::Relaxed);
-            if (len + 1) * 4 > table.slots().len() * 3 {
+            if (len + 1) * MAX_LOAD.1 > table.len * MAX_LOAD.0 {
+                if table.len == MAX_SLOTS {
+                    self.enabled.store(false, Ordering::Release);
+                    return;
+                }
                 self.grow(nodes);
                 return self.set(nodes, hash, key, node);
             }
@@ -242,7 +275,7 @@ impl HashIndex {
         if !old.drained.load(Ordering::Relaxed) {
             self.drain(nodes, old, usize::MAX);
         }
-        let new = Table::with_slots(old.slots().len() * 2, old);
+        let new = Table::with_slots((old.len * 2).min(MAX_SLOTS), old);
         self.bytes.store(self.bytes.load(Ordering::Relaxed) + new.bytes(), Ordering::Relaxed);
         self.drain_cursor.store(0, Ordering::Relaxed);
         let mut tables = self.tables.lock();
@@ -358,12 +391,12 @@ mod tests {
     #[test]
     fn a_key_replaced_before_its_slot_drains_keeps_the_new_node() {
         let index = HashIndex::with_capacity(0);
-        let old = nodes(768); // exactly 3/4 of the smallest table
+        let old = nodes(896); // exactly 7/8 of the smallest table
         for node in &old {
             set(&index, node);
         }
         assert_eq!(index.tables.lock().len(), 1);
-        let extra = 768u64.to_be_bytes();
+        let extra = 896u64.to_be_bytes();
         set(&index, &extra); // grows; 8 slots drain
         assert_eq!(index.tables.lock().len(), 2);
         assert!(!index.table().drained.load(Ordering::Relaxed));
@@ -375,7 +408,7 @@ mod tests {
                 .map(|s| u64::from_be_bytes(U64Nodes.user_key(unpack(s)).try_into().unwrap()))
                 .collect()
         };
-        let newer = nodes(768);
+        let newer = nodes(896);
         for &key in &last_slots {
             set(&index, &newer[key as usize]);
             assert_eq!(find(&index, key), found(&newer[key as usize]));
@@ -389,10 +422,10 @@ mod tests {
         }
         let untouched = old.iter().filter(|k| !last_slots.contains(&number(k)));
         assert!(
-            untouched.clone().count() == 718
+            untouched.clone().count() == 846
                 && untouched.into_iter().all(|n| find(&index, number(n)) == found(n))
         );
-        assert_eq!(index.len(), 769);
+        assert_eq!(index.len(), 897);
     }
 
     #[test]
@@ -406,9 +439,45 @@ mod tests {
     }
 
     #[test]
+    fn a_sized_index_takes_an_eighth_more_keys_without_growing() {
+        // A memtable often holds a few more keys than the one it was sized from: growing then
+        // would triple the index's bytes and flush the memtable early.
+        let index = HashIndex::with_capacity(3000);
+        let slots = index.table().slots().len();
+        assert_eq!(slots, 4001);
+        let more = slots * 7 / 8;
+        for node in &nodes(more as u64) {
+            set(&index, node);
+        }
+        assert_eq!(index.tables.lock().len(), 1, "{more} keys in {slots} slots");
+        assert!(index.memory_usage() * 100 < 3000 * 1075, "at most 10.75 bytes per expected key");
+        set(&index, &(more as u64).to_be_bytes());
+        assert_eq!(index.tables.lock().len(), 2, "one more key grows it");
+        assert!((0..=more as u64).all(|k| find(&index, k) != Probe::Absent));
+    }
+
+    #[test]
+    fn home_slots_cover_any_table_length_evenly() {
+        for len in [1usize, 2, 3, 1000, 1024, 4001, 266_667, MAX_SLOTS] {
+            let mut counts = [0u32; 8];
+            for i in 0..80_000u64 {
+                let home = home_slot(crate::util::hash::hash64(&i.to_le_bytes()), len);
+                assert!(home < len, "{home} of {len}");
+                counts[home * 8 / len] += 1;
+            }
+            if len >= 8 {
+                // Each eighth of the table gets about an eighth of the keys.
+                assert!(counts.iter().all(|&c| (9_000..11_000).contains(&c)), "{len}: {counts:?}");
+            }
+        }
+        assert_eq!(home_slot(u64::MAX, MAX_SLOTS), MAX_SLOTS - 1);
+        assert_eq!(home_slot(0, MAX_SLOTS), 0);
+    }
+
+    #[test]
     fn a_large_sized_table_works_the_same() {
         let index = HashIndex::with_capacity(200_000);
-        assert_eq!(index.table().slots().len(), 1 << 19, "200k keys at most 3/4 full");
+        assert_eq!(index.table().slots().len(), 266_667, "200k keys 3/4 full");
         let all = nodes(1000);
         for node in &all {
             set(&index, node);

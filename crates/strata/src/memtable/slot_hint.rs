@@ -11,15 +11,16 @@
 use std::ptr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use super::hash_index::home_slot;
 use crate::util::hash::hash64;
 use crate::util::prefetch::prefetch_read;
 
-/// The first slot's address and the slot mask of a hash-index table (see `hash_index`).
+/// The first slot's address and the slot count of a hash-index table (see `hash_index`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct SlotHint {
     /// Address of slot 0; 0 for no hint.
     pub(super) slots: usize,
-    pub(super) mask: usize,
+    pub(super) len: usize,
 }
 
 impl SlotHint {
@@ -28,7 +29,7 @@ impl SlotHint {
     pub fn prefetch(&self, user_key: &[u8]) {
         if self.slots != 0 {
             // Wrapping: a torn or stale hint may name any address, never a reason to panic.
-            let offset = (hash64(user_key) as usize & self.mask).wrapping_mul(size_of::<u64>());
+            let offset = home_slot(hash64(user_key), self.len).wrapping_mul(size_of::<u64>());
             let slot = self.slots.wrapping_add(offset);
             prefetch_read(ptr::without_provenance(slot));
         }
@@ -41,14 +42,14 @@ impl SlotHint {
 #[derive(Debug, Default)]
 pub struct SharedSlotHint {
     slots: AtomicUsize,
-    mask: AtomicUsize,
+    len: AtomicUsize,
 }
 
 impl SharedSlotHint {
     /// The last hint published (no hint before the first).
     #[inline]
     pub fn load(&self) -> SlotHint {
-        SlotHint { slots: self.slots.load(Ordering::Relaxed), mask: self.mask.load(Ordering::Relaxed) }
+        SlotHint { slots: self.slots.load(Ordering::Relaxed), len: self.len.load(Ordering::Relaxed) }
     }
 
     /// Publishes `hint`; stores only when it changed, so that the writer's calls after every
@@ -57,7 +58,7 @@ impl SharedSlotHint {
     pub fn publish(&self, hint: SlotHint) {
         if self.load() != hint {
             self.slots.store(hint.slots, Ordering::Relaxed);
-            self.mask.store(hint.mask, Ordering::Relaxed);
+            self.len.store(hint.len, Ordering::Relaxed);
         }
     }
 }
@@ -78,7 +79,7 @@ mod tests {
         };
         // The table is unmapped now: the prefetch must still neither fault nor read.
         stale.prefetch(b"a");
-        SlotHint { slots: usize::MAX - 7, mask: usize::MAX }.prefetch(b"b");
+        SlotHint { slots: usize::MAX - 7, len: usize::MAX }.prefetch(b"b");
     }
 
     #[test]
@@ -94,7 +95,7 @@ mod tests {
         }
         shared.publish(mem.slot_hint());
         let grown = shared.load();
-        assert!(grown.mask > first.mask, "{first:?} -> {grown:?}");
+        assert!(grown.len > first.len, "{first:?} -> {grown:?}");
         assert_eq!(grown, mem.slot_hint());
         grown.prefetch(&7u32.to_be_bytes());
     }
