@@ -64,9 +64,9 @@ pub(super) fn insert_group<M: GroupMember>(
 /// Adds every record of a group that names column families to its family's memtable,
 /// numbered from `first_seq`; returns the sequence number after the last. A record of a family
 /// no longer in `families` (dropped meanwhile) takes its sequence number and is not applied.
-/// Hash slots start loading [`SLOT_PREFETCH_AHEAD`] records ahead, as in [`insert_group`]:
-/// without it, a batch of 100 rows into one family waited for each row's slot miss in turn
-/// (`set_newest` was 11% of an insert benchmark load's samples).
+/// No slot look-ahead here: tried (2026-11-30), it took the insert benchmark's plain load's
+/// `set_newest` from 11% of the samples to none without moving its rows per second, and cost
+/// LinkBench, whose groups are a few records each, ~5% of its cached request rate.
 pub(super) fn insert_group_families<M: GroupMember>(
     families: &FamilyTable,
     group: &[M],
@@ -74,20 +74,7 @@ pub(super) fn insert_group_families<M: GroupMember>(
 ) -> Result<u64> {
     let mut seq = first_seq;
     let mut mems: Vec<FamilyMem> = Vec::new();
-    let mut ahead = group.iter().flat_map(|w| w.batch().records());
-    let mut prefetch_next = |mems: &mut Vec<FamilyMem>| {
-        if let Some(Ok((id, _, key, _))) = ahead.next() {
-            let at = family_mem(mems, families, id);
-            if let Some(sv) = &mems[at].1 {
-                sv.mem.slot_hint().prefetch(key);
-            }
-        }
-    };
-    for _ in 0..SLOT_PREFETCH_AHEAD {
-        prefetch_next(&mut mems);
-    }
     for rec in group.iter().flat_map(|w| w.batch().records()) {
-        prefetch_next(&mut mems);
         let (id, kind, key, value) = rec?;
         let at = family_mem(&mut mems, families, id);
         if let Some(sv) = &mems[at].1 {
@@ -174,7 +161,7 @@ mod tests {
     }
 
     #[test]
-    fn a_family_group_goes_in_whole_with_the_prefetch_ahead_and_skips_dropped_families() {
+    fn a_family_group_goes_in_whole_and_skips_dropped_families() {
         use crate::db::family::Family;
         use crate::options::Options;
         use crate::version::version::Version;
