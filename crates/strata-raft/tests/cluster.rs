@@ -102,11 +102,26 @@ fn config() -> Arc<Config> {
 }
 
 async fn start(router: &Router, id: NodeId, dir: &std::path::Path) -> Raft<TypeConfig> {
-    let store = RaftStore::open(dir).unwrap();
+    let store = open_when_released(dir).await;
     let raft =
         Raft::new(id, config(), router.clone(), store.log_store(), store.state_machine()).await.unwrap();
     router.nodes.lock().unwrap().insert(id, (raft.clone(), store));
     raft
+}
+
+/// Opens the node's store. A node just shut down may still be referenced for a moment by an
+/// RPC in flight to it (the router hands out clones) or by openraft's state-machine task, so
+/// its lock is released only when the last of those finishes: wait for it, for a bounded time.
+async fn open_when_released(dir: &std::path::Path) -> RaftStore {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        match RaftStore::open(dir) {
+            Err(strata::Error::Locked(_)) if tokio::time::Instant::now() < deadline => {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            opened => return opened.unwrap(),
+        }
+    }
 }
 
 fn addr(id: NodeId) -> BasicNode {
