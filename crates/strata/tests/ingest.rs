@@ -47,6 +47,28 @@ fn ingested_entries_are_newer_than_memtable_and_tables_and_older_than_later_writ
     assert!(file.exists(), "the caller's file is only read");
 }
 
+/// A range deletion in the memtable covers older entries in the tables below it; the ingested
+/// file is newer than the deletion, so it must not be placed where the deletion hides it.
+#[test]
+fn ingested_entries_are_newer_than_a_range_deletion_in_the_memtable() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path().join("db"), Options::default()).unwrap();
+    db.put("a", "old").unwrap();
+    db.put("c", "old").unwrap();
+    db.flush().unwrap();
+    db.delete_range("a", "d").unwrap();
+    let file = write_file(dir.path(), "f.sst", &[("a", Some("new")), ("b", Some("new"))]);
+    ingest(&db, &[&file]).unwrap();
+    assert_eq!(db.get("a").unwrap().as_deref(), Some(&b"new"[..]));
+    assert_eq!(db.get("b").unwrap().as_deref(), Some(&b"new"[..]));
+    assert_eq!(db.get("c").unwrap(), None, "the deletion still hides what it covered");
+    let got: Vec<_> = db.iter().map(|e| e.unwrap().0).collect();
+    assert_eq!(got, vec![b"a".to_vec(), b"b".to_vec()]);
+    db.flush().unwrap();
+    db.compact_range(None, None).unwrap();
+    assert_eq!(db.get("b").unwrap().as_deref(), Some(&b"new"[..]), "after compaction");
+}
+
 #[test]
 fn ingestion_survives_reopen_and_sequence_numbers_go_on_after_it() {
     let dir = tempfile::tempdir().unwrap();
@@ -131,8 +153,11 @@ fn writers_running_during_an_ingestion_lose_nothing() {
 enum Op {
     Put(u8, u8),
     Delete(u8),
+    DeleteRange(u8, u8),
     Flush,
     Compact,
+    /// Background compactions run, the memtable stays.
+    Settle,
     Ingest(BTreeMap<u8, Option<u8>>),
     Reopen,
 }
@@ -141,8 +166,10 @@ fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
         4 => (0u8..40, any::<u8>()).prop_map(|(k, v)| Op::Put(k, v)),
         1 => (0u8..40).prop_map(Op::Delete),
+        1 => (0u8..40, 0u8..12).prop_map(|(k, n)| Op::DeleteRange(k, k.saturating_add(n))),
         1 => Just(Op::Flush),
         1 => Just(Op::Compact),
+        1 => Just(Op::Settle),
         2 => prop::collection::btree_map(0u8..40, prop::option::of(any::<u8>()), 1..12).prop_map(Op::Ingest),
         1 => Just(Op::Reopen),
     ]
@@ -171,8 +198,15 @@ proptest! {
                     db.delete(key(*k)).unwrap();
                     model.remove(&key(*k));
                 }
+                Op::DeleteRange(begin, end) => {
+                    db.delete_range(key(*begin), key(*end)).unwrap();
+                    model.retain(|k, _| *k < key(*begin) || *k >= key(*end));
+                }
                 Op::Flush => db.flush().unwrap(),
                 Op::Compact => db.compact_range(None, None).unwrap(),
+                Op::Settle => {
+                    db.wait_for_compactions(None).unwrap();
+                }
                 Op::Ingest(entries) => {
                     let file = dir.path().join(format!("{i}.sst"));
                     let mut w = SstFileWriter::create(&file, &Options::default()).unwrap();
@@ -204,4 +238,28 @@ proptest! {
             prop_assert_eq!(db.get(key(k)).unwrap(), model.get(&key(k)).cloned());
         }
     }
+}
+
+/// Replacing a range's contents as a Raft snapshot install does: delete the old range, ingest
+/// the new contents. The old contents sit in the last level, so the new file goes to the level
+/// above, and a background compaction then merges the two into the last level, where entries
+/// every reader sees get sequence number 0. A deletion still in the memtable, older than the
+/// ingested entries but above them, must not then hide them.
+#[test]
+fn ingested_entries_survive_a_compaction_below_an_older_range_deletion() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path().join("db"), Options::default()).unwrap();
+    let old = write_file(dir.path(), "old.sst", &[("a", Some("old")), ("b", Some("old"))]);
+    ingest(&db, &[&old]).unwrap();
+    db.delete_range("a", "b\0").unwrap();
+    let new =
+        write_file(dir.path(), "new.sst", &[("a", Some("new")), ("b", Some("new")), ("c", Some("new"))]);
+    ingest(&db, &[&new]).unwrap();
+    assert!(db.wait_for_compactions(None).unwrap());
+    let want: Vec<(Vec<u8>, Vec<u8>)> = ["a", "b", "c"].map(|k| (k.into(), b"new".to_vec())).into();
+    let got: Vec<_> = db.iter().map(Result::unwrap).collect();
+    assert_eq!(got, want);
+    db.flush().unwrap();
+    assert!(db.wait_for_compactions(None).unwrap());
+    assert_eq!(db.iter().map(Result::unwrap).collect::<Vec<_>>(), want, "after the deletion's flush");
 }

@@ -37,6 +37,11 @@ impl RangeTombstone {
         self.begin.as_slice() <= user_key && user_key < self.end.as_slice()
     }
 
+    /// Whether it deletes any user key in `[smallest, largest]` (both inclusive).
+    pub fn overlaps(&self, smallest: &[u8], largest: &[u8]) -> bool {
+        self.begin.as_slice() <= largest && smallest < self.end.as_slice()
+    }
+
     /// This tombstone clipped to `[lo, hi)` (`None`: unbounded), or `None` when nothing is left.
     pub fn clipped(&self, lo: Option<&[u8]>, hi: Option<&[u8]>) -> Option<Self> {
         let begin = match lo {

@@ -189,12 +189,18 @@ impl DbInner {
         Err(Error::Busy("writers kept writing into the range of the files being ingested".into()))
     }
 
+    /// Whether a memtable holds an entry or a range tombstone in the files' range. A tombstone
+    /// counts too: left in a memtable above tables whose entries are newer than it, it would
+    /// hide them once a compaction gives those entries sequence number 0.
     fn memtables_overlap(&self, family: &Family, files: &Checked) -> bool {
         let sv = family.super_version.load();
         std::iter::once(&sv.mem).chain(sv.imm.iter()).any(|mem| {
             let mut it = mem.iter();
             it.seek(&key::seek_key(&files.smallest, key::MAX_SEQ));
-            it.valid() && key::compare_user_keys(key::user_key(it.key()), &files.largest).is_le()
+            let entry = it.valid() && key::compare_user_keys(key::user_key(it.key()), &files.largest).is_le();
+            entry
+                || (mem.has_range_dels()
+                    && mem.range_tombstones().iter().any(|t| t.overlaps(&files.smallest, &files.largest)))
         })
     }
 
