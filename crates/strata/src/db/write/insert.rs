@@ -73,10 +73,16 @@ pub(super) fn insert_group_families<M: GroupMember>(
     first_seq: u64,
 ) -> Result<u64> {
     let mut seq = first_seq;
-    let mut mems: Vec<FamilyMem> = Vec::new();
+    let mut mems: Vec<(u32, Option<arc_swap::Guard<Arc<SuperVersion>>>)> = Vec::new();
     for rec in group.iter().flat_map(|w| w.batch().records()) {
         let (id, kind, key, value) = rec?;
-        let at = family_mem(&mut mems, families, id);
+        let at = match mems.iter().position(|(i, _)| *i == id) {
+            Some(at) => at,
+            None => {
+                mems.push((id, families.get(id).map(|f| f.super_version.load())));
+                mems.len() - 1
+            }
+        };
         if let Some(sv) = &mems[at].1 {
             sv.mem.add(seq, kind, key, value);
         }
@@ -88,20 +94,6 @@ pub(super) fn insert_group_families<M: GroupMember>(
         }
     }
     Ok(seq)
-}
-
-/// A family id and its super version while a group goes in (`None`: the family was dropped).
-type FamilyMem = (u32, Option<arc_swap::Guard<Arc<SuperVersion>>>);
-
-/// Where family `id` is in `mems`, loading its super version the first time it is named.
-fn family_mem(mems: &mut Vec<FamilyMem>, families: &FamilyTable, id: u32) -> usize {
-    match mems.iter().position(|(i, _)| *i == id) {
-        Some(at) => at,
-        None => {
-            mems.push((id, families.get(id).map(|f| f.super_version.load())));
-            mems.len() - 1
-        }
-    }
 }
 
 #[cfg(test)]
