@@ -110,8 +110,10 @@ pub struct BlobWalks {
 }
 
 impl BlobWalks {
-    /// Files followed at once; a compaction's input rarely points into more.
-    const KEPT_WALKS: usize = 32;
+    /// Files followed at once. A compaction writing the last level moves values out of every
+    /// flush that wrote into its key range (`compaction::scan_locality`): often dozens of files,
+    /// visited in turn.
+    const KEPT_WALKS: usize = 128;
 
     /// The walk through file `file_number` (a new one if it was not followed, or no longer is).
     pub fn of(&mut self, file_number: u64) -> &mut BlobWalk {

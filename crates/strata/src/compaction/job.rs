@@ -1,8 +1,9 @@
 //! Executes a flush or compaction: reads one sorted stream of internal entries, drops what the
 //! inputs' range tombstones hide and keeps what `retention` says survives of the rest (both in
-//! `range_dels`), writes the tombstones still needed into the output tables, separates large values into a new blob file, relocates values out
-//! of blob files chosen for garbage collection, and writes output tables cut at user-key
-//! boundaries. It returns what it wrote; installing it in a version is the caller's job. On any
+//! `range_dels`), writes the tombstones still needed into the output tables, separates large
+//! values into a new blob file, relocates values out of blob files chosen for garbage collection
+//! and (writing the last level) values `scan_locality` finds scattered, and writes output tables
+//! cut at user-key boundaries. It returns what it wrote; installing it in a version is the caller's job. On any
 //! error the files it created are removed.
 //!
 //! A job sees the database only through a [`JobEnv`]: the filesystem, the directory, the
@@ -16,6 +17,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use crate::blob::{BlobPointer, BlobWalk, BlobWalks, BlobWriter};
 use crate::compaction::range_dels::JobRangeDels;
 use crate::compaction::retention::{self, Entry, Rules};
+use crate::compaction::scan_locality::ScanLocality;
 use crate::error::{Error, Result};
 use crate::filenames;
 use crate::fs::FileSystem;
@@ -66,6 +68,9 @@ pub(crate) struct OutputSpec {
     pub snapshots: Vec<SeqNo>,
     /// Blob files whose live values are rewritten into the new blob file.
     pub relocate_blob_files: HashSet<u64>,
+    /// With n > 0, values in other blob files are moved into the new one wherever a window of
+    /// neighbouring values would otherwise lie in more than n runs (`scan_locality`); 0 never.
+    pub scan_runs: usize,
     /// The range tombstones of the inputs (a memtable's, or every input table's).
     pub range_dels: Vec<RangeTombstone>,
 }
@@ -80,6 +85,8 @@ pub(crate) struct Outputs {
     pub bytes_written: u64,
     pub entries_in: u64,
     pub entries_out: u64,
+    /// Values moved for scan locality: (count, bytes of their records before the move).
+    pub moved_for_scans: (u64, u64),
 }
 
 struct Job<'a> {
@@ -96,6 +103,8 @@ struct Job<'a> {
     ptr_buf: Vec<u8>,
     /// `None` when the inputs hold no range tombstone.
     range_dels: Option<JobRangeDels>,
+    /// `None` unless `spec.scan_runs` asks for it.
+    locality: Option<ScanLocality>,
 }
 
 /// Runs the job over `input` (which is positioned by this function).
@@ -111,6 +120,7 @@ pub(crate) fn run(db: &JobEnv<'_>, input: &mut dyn InternalIterator, spec: &Outp
         relocation_walks: BlobWalks::default(),
         ptr_buf: Vec::new(),
         range_dels: JobRangeDels::new(spec.range_dels.clone(), &spec.snapshots, spec.bottommost),
+        locality: (spec.scan_runs > 0).then(|| ScanLocality::new(spec.scan_runs)),
     };
     // A panic (an application's merge operator) is caught here, so its partial outputs are
     // removed like those of a failed write.
@@ -251,14 +261,13 @@ impl Job<'_> {
         let (kind, value) = match kind {
             ValueKind::Put if min_blob > 0 && value.len() >= min_blob => {
                 self.write_blob(user_key, value, &mut ptr)?;
+                if let Some(l) = self.locality.as_mut() {
+                    l.note_moved();
+                }
                 (ValueKind::Blob, ptr.as_slice())
             }
             ValueKind::Blob if self.should_relocate(value)? => {
-                let walk = self.relocation_walks.of(BlobPointer::decode(value)?.file_number);
-                let live = self.db.blobs.read_blob(user_key, value, Some(walk))?;
-                self.add_garbage(value)?;
-                self.write_blob(user_key, &live, &mut ptr)?;
-                kill_point("blob.relocate");
+                self.relocate(user_key, value, &mut ptr)?;
                 (ValueKind::Blob, ptr.as_slice())
             }
             _ => (kind, value),
@@ -288,11 +297,37 @@ impl Job<'_> {
             && self.spec.snapshots.first().is_none_or(|&oldest| seq <= oldest)
     }
 
-    fn should_relocate(&self, encoded: &[u8]) -> Result<bool> {
-        if self.spec.relocate_blob_files.is_empty() {
+    /// Whether the separated value `encoded` points at moves into this job's blob file: its file
+    /// is being garbage collected, or it lies scattered from its neighbours (`scan_locality`).
+    fn should_relocate(&mut self, encoded: &[u8]) -> Result<bool> {
+        if self.spec.relocate_blob_files.is_empty() && self.locality.is_none() {
             return Ok(false);
         }
-        Ok(self.spec.relocate_blob_files.contains(&BlobPointer::decode(encoded)?.file_number))
+        let ptr = BlobPointer::decode(encoded)?;
+        if self.spec.relocate_blob_files.contains(&ptr.file_number) {
+            if let Some(l) = self.locality.as_mut() {
+                l.note_moved();
+            }
+            return Ok(true);
+        }
+        let Some(l) = self.locality.as_mut() else { return Ok(false) };
+        if l.keeps(&ptr) {
+            return Ok(false);
+        }
+        self.out.moved_for_scans.0 += 1;
+        self.out.moved_for_scans.1 += ptr.size;
+        Ok(true)
+    }
+
+    /// Reads the live value `encoded` points at (each file's records in file order) and writes
+    /// it to this job's blob file; its old record becomes garbage.
+    fn relocate(&mut self, user_key: &[u8], encoded: &[u8], ptr: &mut Vec<u8>) -> Result<()> {
+        let walk = self.relocation_walks.of(BlobPointer::decode(encoded)?.file_number);
+        let live = self.db.blobs.read_blob(user_key, encoded, Some(walk))?;
+        self.add_garbage(encoded)?;
+        self.write_blob(user_key, &live, ptr)?;
+        kill_point("blob.relocate");
+        Ok(())
     }
 
     /// Appends `value` to the output blob file and sets `ptr` to its encoded pointer.

@@ -502,6 +502,7 @@ fn flush_recovered(db: &DbInner, family: &Family, mem: &Arc<MemTable>, edit: &mu
         bottommost: false,
         snapshots: Vec::new(),
         relocate_blob_files: HashSet::new(),
+        scan_runs: 0,
         range_dels: mem.range_tombstones(),
     };
     let new_file_number = || db.versions.lock().new_file_number();

@@ -101,6 +101,11 @@ pub struct Options {
     /// Blob files older than this fraction of all blob files have their live values rewritten by
     /// compaction (default 0.25).
     pub blob_gc_age_cutoff: f64,
+    /// A compaction writing the last level moves a separated value into its own blob file (in
+    /// key order) when the 64 values around it would otherwise lie in more than this many runs
+    /// of older blob files, so that a range scan over values out of memory reads a few places
+    /// rather than one per value. 0 never moves values for scans (default 3).
+    pub blob_scan_runs: usize,
     /// Target size of one SST file (default 64 MiB).
     pub target_file_size: u64,
     /// Target size of the base level; deeper levels grow by `level_size_multiplier` (default 256 MiB).
@@ -227,6 +232,7 @@ impl fmt::Debug for Options {
             .field("write_buffer_size", &self.write_buffer_size)
             .field("write_buffer_borrow_percent", &self.write_buffer_borrow_percent)
             .field("min_blob_size", &self.min_blob_size)
+            .field("blob_scan_runs", &self.blob_scan_runs)
             .field("cache_size", &self.cache_size)
             .field("merge_operator", &self.merge_operator.as_ref().map(|m| m.name().to_string()))
             .field("compaction_filter", &self.compaction_filter.as_ref().map(|f| f.name().to_string()))
@@ -252,6 +258,7 @@ impl Default for Options {
             blob_compression: Compression::Snappy,
             min_blob_size: 256,
             blob_gc_age_cutoff: 0.25,
+            blob_scan_runs: 3,
             target_file_size: 64 << 20,
             max_bytes_for_level_base: 256 << 20,
             level_size_multiplier: 10,

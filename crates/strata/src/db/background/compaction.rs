@@ -71,6 +71,7 @@ impl DbInner {
                 .boolean("manual", manual),
         );
         let mut bytes_out = 0;
+        let mut moved_for_scans = (0, 0);
         let mut output_files: Vec<u64> = Vec::new();
         let mut edit = VersionEdit { column_family: family.id, ..VersionEdit::default() };
         for (level, f) in c.all_inputs() {
@@ -89,6 +90,8 @@ impl DbInner {
                 bottommost: c.bottommost,
                 snapshots: self.snapshots.sequences(),
                 relocate_blob_files: blob_files_to_relocate(&version, family.opts.blob_gc_age_cutoff, manual),
+                // Only the last level: values moved higher up would move again on the way down.
+                scan_runs: if c.bottommost && c.output_level > 0 { family.opts.blob_scan_runs } else { 0 },
                 range_dels: self.compaction_range_dels(c)?,
             };
             let mut input = self.compaction_input(c)?;
@@ -97,6 +100,7 @@ impl DbInner {
             let env = JobEnv { compaction_filter: filter, ..self.job_env(family, &new_file_number) };
             let out = job::run(&env, &mut input, &spec)?;
             bytes_out = out.bytes_written;
+            moved_for_scans = out.moved_for_scans;
             output_files.extend(out.tables.iter().map(|t| t.number));
             let out_edit = edit_for(&out, c.output_level);
             edit.new_files.extend(out_edit.new_files);
@@ -148,6 +152,8 @@ impl DbInner {
                 .nums("output_files", output_files.iter().copied())
                 .num("bytes_read", if c.trivial_move { 0 } else { input_bytes })
                 .num("bytes_written", bytes_out)
+                .num("blob_values_moved_for_scans", moved_for_scans.0)
+                .num("blob_bytes_moved_for_scans", moved_for_scans.1)
                 .boolean("trivial_move", c.trivial_move)
                 .num("duration_micros", micros)
                 .nums("lsm_state", self.lsm_state(family)),

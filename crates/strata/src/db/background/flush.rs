@@ -55,6 +55,7 @@ impl DbInner {
             bottommost: false,
             snapshots: self.snapshots.sequences(),
             relocate_blob_files: HashSet::new(),
+            scan_runs: 0,
             range_dels: mem.range_tombstones(),
         };
         let mut input = mem.iter();

@@ -219,6 +219,7 @@ impl DbInner {
             bottommost: false,
             snapshots: self.snapshots.sequences(),
             relocate_blob_files: Default::default(),
+            scan_runs: 0,
             // SstFileWriter writes no range deletions.
             range_dels: Vec::new(),
         };

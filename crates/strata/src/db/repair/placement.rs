@@ -85,6 +85,7 @@ impl Repair {
             bottommost,
             snapshots: Vec::new(),
             relocate_blob_files: Default::default(),
+            scan_runs: 0,
             range_dels,
         };
         let new_file_number = || db.versions.lock().new_file_number();

@@ -114,6 +114,7 @@ impl Repair {
             bottommost: false,
             snapshots: Vec::new(),
             relocate_blob_files: Default::default(),
+            scan_runs: 0,
             range_dels: mem.range_tombstones(),
         };
         let new_file_number = || db.versions.lock().new_file_number();
