@@ -139,6 +139,7 @@ impl Drop for DbIterator {
     /// something failed (children keep their first error).
     fn drop(&mut self) {
         self.publish_counts();
+        self.end_lookahead();
         if !self.poolable || self.error.is_some() || self.iter.status().is_err() {
             return;
         }
@@ -285,7 +286,7 @@ impl DbIterator {
                 self.iter.seek_to_first();
                 self.direction = Direction::Forward;
                 self.skip_pending = false;
-                self.lookahead.reset();
+                self.end_lookahead();
                 self.find_next_user_entry();
             }
         }
@@ -317,7 +318,7 @@ impl DbIterator {
         self.iter.seek(&self.seek_target);
         self.direction = Direction::Forward;
         self.skip_pending = false;
-        self.lookahead.reset();
+        self.end_lookahead();
         self.find_next_user_entry();
     }
 
@@ -372,6 +373,13 @@ impl DbIterator {
     #[cfg(test)]
     pub(crate) fn lookahead_hints(&self) -> u64 {
         self.lookahead.hinted()
+    }
+
+    /// Ends the lookahead's current scan, noting its length for the next scans' first window.
+    fn end_lookahead(&mut self) {
+        if let Some(steps) = self.lookahead.reset() {
+            self.db.scan_lengths.note(steps);
+        }
     }
 
     /// Keeps the blob records of the next keys in flight while a forward scan reads values
@@ -558,7 +566,7 @@ impl DbIterator {
         self.valid = false;
         self.mapped_value = None;
         self.value_was_read = false;
-        self.lookahead.reset();
+        self.end_lookahead();
         while self.iter.valid() {
             let uk = key::user_key(self.iter.key()).to_vec();
             if self.lower.as_deref().is_some_and(|l| uk.as_slice() < l) {
@@ -648,6 +656,10 @@ impl LookaheadSource for DbIterator {
 
     fn blob_file(&self, number: u64) -> Result<Arc<BlobReader>> {
         self.db.table_cache.blob(number)
+    }
+
+    fn expected_steps(&self) -> usize {
+        self.db.scan_lengths.expected()
     }
 }
 

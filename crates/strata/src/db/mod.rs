@@ -117,6 +117,8 @@ pub(crate) struct DbInner {
     pub stats: Stats,
     /// Per thread, the internals of its last dropped iterator (see `iter_pool`).
     pub(crate) iter_pool: iter_pool::IterPool,
+    /// How long recent scans over unmapped blob files were (`blob_lookahead`).
+    pub(crate) scan_lengths: blob_lookahead::ScanLengths,
     /// Set when the last handle is dropped, so long jobs can stop early.
     pub closing: AtomicBool,
     /// Set once `BgState::error` holds an error, cleared only by a successful `Db::resume`:

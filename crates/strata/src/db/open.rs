@@ -265,6 +265,7 @@ pub(crate) fn build_inner(
         bg_cv: Condvar::new(),
         stats: Stats::default(),
         iter_pool: Default::default(),
+        scan_lengths: Default::default(),
         closing: AtomicBool::new(false),
         has_background_error: AtomicBool::new(false),
         recovery: Mutex::new(RecoveryReport::default()),
