@@ -29,6 +29,7 @@ fn non_default() -> Options {
         blob_compression: Compression::Lz4,
         min_blob_size: 1024,
         blob_gc_age_cutoff: 0.125,
+        blob_gc_min_garbage_ratio: 0.5,
         blob_scan_runs: 2,
         target_file_size: 32 << 20,
         max_bytes_for_level_base: 128 << 20,

@@ -118,6 +118,7 @@ pub(crate) fn family_options(db: &Options, family: &Options) -> Options {
         blob_compression: family.blob_compression,
         min_blob_size: family.min_blob_size,
         blob_gc_age_cutoff: family.blob_gc_age_cutoff,
+        blob_gc_min_garbage_ratio: family.blob_gc_min_garbage_ratio,
         blob_scan_runs: family.blob_scan_runs,
         target_file_size: family.target_file_size,
         max_bytes_for_level_base: family.max_bytes_for_level_base,

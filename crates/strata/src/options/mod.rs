@@ -101,6 +101,10 @@ pub struct Options {
     /// Blob files older than this fraction of all blob files have their live values rewritten by
     /// compaction (default 0.25).
     pub blob_gc_age_cutoff: f64,
+    /// The files in `blob_gc_age_cutoff` are rewritten only while garbage makes up at least this
+    /// fraction of all blob bytes (files that are 75% garbage always are); 0 rewrites them
+    /// whenever they are a quarter garbage (default 0.25).
+    pub blob_gc_min_garbage_ratio: f64,
     /// A compaction writing the last level moves a separated value into its own blob file (in
     /// key order) when the 64 values around it would otherwise lie in more than this many runs
     /// of older blob files, so that a range scan over values out of memory reads a few places
@@ -260,6 +264,7 @@ impl Default for Options {
             blob_compression: Compression::Snappy,
             min_blob_size: 256,
             blob_gc_age_cutoff: 0.25,
+            blob_gc_min_garbage_ratio: 0.25,
             blob_scan_runs: 0,
             target_file_size: 64 << 20,
             max_bytes_for_level_base: 256 << 20,
@@ -366,6 +371,9 @@ impl Options {
         }
         if !(0.0..=1.0).contains(&self.blob_gc_age_cutoff) {
             return Err(invalid("blob_gc_age_cutoff", "must be between 0 and 1"));
+        }
+        if !(0.0..=1.0).contains(&self.blob_gc_min_garbage_ratio) {
+            return Err(invalid("blob_gc_min_garbage_ratio", "must be between 0 and 1"));
         }
         if self.target_file_size < 64 << 10 {
             return Err(invalid("target_file_size", "must be at least 64 KiB"));

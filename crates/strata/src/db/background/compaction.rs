@@ -89,7 +89,12 @@ impl DbInner {
                 max_file_size: family.opts.target_file_size,
                 bottommost: c.bottommost,
                 snapshots: self.snapshots.sequences(),
-                relocate_blob_files: blob_files_to_relocate(&version, family.opts.blob_gc_age_cutoff, manual),
+                relocate_blob_files: blob_files_to_relocate(
+                    &version,
+                    family.opts.blob_gc_age_cutoff,
+                    family.opts.blob_gc_min_garbage_ratio,
+                    manual,
+                ),
                 // Only the last level: values moved higher up would move again on the way down.
                 scan_runs: if c.bottommost && c.output_level > 0 { family.opts.blob_scan_runs } else { 0 },
                 range_dels: self.compaction_range_dels(c)?,
@@ -249,10 +254,21 @@ impl DbInner {
 }
 
 /// Blob files whose live values a compaction should rewrite: for a manual compaction every file
-/// holding garbage, otherwise files in the oldest `age_cutoff` fraction that are at least a
-/// quarter garbage, and any file that is mostly garbage.
-fn blob_files_to_relocate(v: &Version, age_cutoff: f64, manual: bool) -> HashSet<u64> {
+/// holding garbage, otherwise any file that is mostly garbage and, while garbage is at least
+/// `min_garbage_ratio` of all blob bytes, files in the oldest `age_cutoff` fraction that are at
+/// least a quarter garbage. (Moving a file's live three quarters to free its dead quarter is
+/// the costly part of a random load's compactions: the gate spends it only once the space is
+/// worth it.)
+fn blob_files_to_relocate(
+    v: &Version,
+    age_cutoff: f64,
+    min_garbage_ratio: f64,
+    manual: bool,
+) -> HashSet<u64> {
     let n = v.blob_files.len();
+    let (garbage, total) =
+        v.blob_files.values().fold((0u64, 0u64), |(g, t), s| (g + s.garbage_bytes, t + s.meta.total_bytes));
+    let age_cutoff = if (garbage as f64) < min_garbage_ratio * total as f64 { 0.0 } else { age_cutoff };
     let old = (n as f64 * age_cutoff).ceil() as usize;
     v.blob_files
         .values()
@@ -274,4 +290,47 @@ fn fully_garbage_blob_files(v: &Version, garbage: &[(u64, u64, u64)]) -> Vec<u64
         })
         .map(|&(n, _, _)| n)
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::version::edit::BlobFileMeta;
+    use crate::version::version::BlobFileState;
+
+    /// A version whose blob files (numbered from 1, oldest first) hold 100 bytes each, with
+    /// these percentages of garbage.
+    fn version(garbage_percent: &[u64]) -> Version {
+        let mut v = Version::default();
+        v.blob_files = garbage_percent
+            .iter()
+            .enumerate()
+            .map(|(i, &g)| {
+                let meta =
+                    BlobFileMeta { number: i as u64 + 1, file_size: 132, total_count: 10, total_bytes: 100 };
+                (meta.number, Arc::new(BlobFileState { meta, garbage_count: g / 10, garbage_bytes: g }))
+            })
+            .collect::<BTreeMap<_, _>>();
+        v
+    }
+
+    fn chosen(v: &Version, min_garbage_ratio: f64, manual: bool) -> Vec<u64> {
+        let mut out: Vec<u64> =
+            blob_files_to_relocate(v, 0.5, min_garbage_ratio, manual).into_iter().collect();
+        out.sort_unstable();
+        out
+    }
+
+    #[test]
+    fn old_files_are_collected_only_once_the_garbage_is_worth_it() {
+        // 30% and 40% garbage in the old half, 80% in a young file: 30% of all bytes.
+        let v = version(&[30, 40, 0, 0, 80, 30]);
+        assert_eq!(chosen(&v, 0.0, false), [1, 2, 5], "no gate: the old files and the dead one");
+        assert_eq!(chosen(&v, 0.25, false), [1, 2, 5], "30% garbage passes a 25% gate");
+        assert_eq!(chosen(&v, 0.4, false), [5], "below the gate only mostly dead files move");
+        assert_eq!(chosen(&v, 0.4, true), [1, 2, 5, 6], "a manual compaction collects everything");
+    }
 }
