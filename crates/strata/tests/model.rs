@@ -82,6 +82,9 @@ fn options() -> Options {
     Options {
         write_buffer_size: 64 << 10,
         min_blob_size: 32,
+        // Background compactions into the last level move scattered values (and keep others),
+        // under snapshots, merges and reopens.
+        blob_scan_runs: 1,
         level0_compaction_trigger: 2,
         merge_operator: merge::builtin("uint64add"),
         ..Options::default()
