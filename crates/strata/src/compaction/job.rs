@@ -3,8 +3,8 @@
 //! `range_dels`), writes the tombstones still needed into the output tables, separates large
 //! values into a new blob file, relocates values out of blob files chosen for garbage collection
 //! and (writing the last level) values `scan_locality` finds scattered, and writes output tables
-//! cut at user-key boundaries. It returns what it wrote; installing it in a version is the caller's job. On any
-//! error the files it created are removed.
+//! cut at user-key boundaries. It returns what it wrote; installing it in a version is the
+//! caller's job. On any error the files it created are removed.
 //!
 //! A job sees the database only through a [`JobEnv`]: the filesystem, the directory, the
 //! family's options, a file-number allocator, a blob reader and a cancel flag. It must not
