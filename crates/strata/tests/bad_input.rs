@@ -103,6 +103,7 @@ fn invalid_options_name_the_option() {
         ("block_restart_interval", Options { block_restart_interval: 0, ..Options::default() }),
         ("blob_gc_age_cutoff", Options { blob_gc_age_cutoff: f64::NAN, ..Options::default() }),
         ("blob_gc_min_garbage_ratio", Options { blob_gc_min_garbage_ratio: -0.5, ..Options::default() }),
+        ("blob_scan_runs", Options { blob_scan_runs: usize::MAX, ..Options::default() }),
         ("max_open_files", Options { max_open_files: 0, ..Options::default() }),
         ("compaction_nice", Options { compaction_nice: 20, ..Options::default() }),
         ("sync_gather_micros", Options { sync_gather_micros: 10_001, ..Options::default() }),

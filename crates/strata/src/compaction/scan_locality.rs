@@ -49,7 +49,7 @@ impl ScanLocality {
     /// Keeps at most `max_runs` runs of existing blob files open in any window (at least 1).
     pub(crate) fn new(max_runs: usize) -> Self {
         let max_runs = max_runs.max(1);
-        Self { max_runs, runs: Vec::with_capacity(max_runs), seen: 0 }
+        Self { max_runs, runs: Vec::new(), seen: 0 }
     }
 
     /// Whether the value `ptr` points at can stay where it is; `false` means move it. Each
