@@ -83,8 +83,6 @@ impl ScanLocality {
 
 #[cfg(test)]
 mod tests {
-    use std::collections::HashSet;
-
     use proptest::prelude::*;
 
     use super::*;
@@ -132,12 +130,33 @@ mod tests {
         assert!(!l.keeps(&ptr(1, 0)), "backwards: a third run, over the limit");
     }
 
+    /// The places a scan over these records reads: per file, the records sorted by offset and
+    /// grouped wherever one starts more than `MAX_GAP` past the end of those before it.
+    fn places(records: &[BlobPointer]) -> usize {
+        let mut sorted: Vec<(u64, u64, u64)> =
+            records.iter().map(|p| (p.file_number, p.offset, p.offset + p.size)).collect();
+        sorted.sort_unstable();
+        let mut places = 0;
+        let mut current: Option<(u64, u64)> = None; // file, end of the place so far
+        for (file, offset, end) in sorted {
+            match current {
+                Some((f, e)) if f == file && offset <= e + MAX_GAP => current = Some((f, e.max(end))),
+                _ => {
+                    places += 1;
+                    current = Some((file, end));
+                }
+            }
+        }
+        places
+    }
+
     proptest! {
-        /// Whatever the pointers, any `WINDOW` values in a row that stay lie in at most
-        /// `max_runs` runs: groups of records of one file, each at most `MAX_GAP` past the
-        /// previous one.
+        /// Whatever the pointers, the values kept among any `WINDOW` in a row lie in at most
+        /// `max_runs` places. (A run's values follow each other within `MAX_GAP`, so each run
+        /// lies within one place; and the runs with a value in one window are all still open at
+        /// its end, so there are at most `max_runs` of them.)
         #[test]
-        fn kept_values_of_any_window_lie_in_few_runs(
+        fn kept_values_of_any_window_lie_in_few_places(
             max_runs in 1usize..5,
             ptrs in proptest::collection::vec((0u64..6, 0u64..200), 1..600),
         ) {
@@ -148,24 +167,9 @@ mod tests {
                 .map(|p| l.keeps(&p).then_some(p))
                 .collect();
             for window in decided.windows(WINDOW as usize) {
-                // A value starts a run unless an earlier kept value of the window ends within
-                // MAX_GAP before it in the same file.
-                let mut ends: Vec<(u64, u64)> = Vec::new();
-                let mut runs = HashSet::new();
-                for (i, p) in window.iter().enumerate() {
-                    let Some(p) = p else { continue };
-                    let follows = ends.iter().position(|&(f, end)| {
-                        f == p.file_number && p.offset >= end && p.offset - end <= MAX_GAP
-                    });
-                    match follows {
-                        Some(j) => ends[j].1 = p.offset + p.size,
-                        None => {
-                            ends.push((p.file_number, p.offset + p.size));
-                            runs.insert(i);
-                        }
-                    }
-                }
-                prop_assert!(runs.len() <= max_runs, "{} runs in a window", runs.len());
+                let kept: Vec<BlobPointer> = window.iter().flatten().copied().collect();
+                let places = places(&kept);
+                prop_assert!(places <= max_runs, "{} places in a window", places);
             }
         }
     }
