@@ -87,7 +87,7 @@ void strata_options_set_bloom_bits_per_key(strata_options_t* options, int v);
 /* One compression for every level and for blobs: 0 none, 1 snappy, 2 lz4, 3 zstd
  * (default: none for L0 and L1, snappy below and for blobs). */
 void strata_options_set_compression(strata_options_t* options, int v);
-/* Values at least this long go to blob files; 0 disables key-value separation (default 256). */
+/* Values at least this long go to blob files; 0 disables key-value separation (default 512). */
 void strata_options_set_min_blob_size(strata_options_t* options, size_t v);
 /* Longest wait (us) of a synced group's leader for the writers of the last synced group to queue
  * up again, so they share one fdatasync (default 100; 0 disables; at most 10000). */

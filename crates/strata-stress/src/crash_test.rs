@@ -24,9 +24,9 @@ pub struct Drawn {
 const COMPRESSIONS: [&str; 7] =
     ["none", "snappy", "lz4", "zstd", "none:snappy", "none:none:lz4", "none:zstd"];
 const BLOB_COMPRESSIONS: [&str; 4] = ["none", "snappy", "lz4", "zstd"];
-/// 0 keeps every value in the tables; 8 moves every value (the model's are 8 or 300 bytes) to blob
-/// files; 256 only the long ones; 4096 none, with separation on.
-const MIN_BLOB_SIZES: [usize; 4] = [0, 8, 256, 4096];
+/// 0 keeps every value in the tables; 8 moves every value (the model's are 8 or 600 bytes) to blob
+/// files; 512 (the default) only the long ones; 4096 none, with separation on.
+const MIN_BLOB_SIZES: [usize; 4] = [0, 8, 512, 4096];
 const WRITE_BUFFER_SIZES: [usize; 4] = [64 << 10, 128 << 10, 256 << 10, 1 << 20];
 /// 1 KiB rolls the MANIFEST every few edits, so rolls and CURRENT renames happen in every cycle.
 const MANIFEST_SIZES: [u64; 3] = [1 << 10, 64 << 10, 64 << 20];

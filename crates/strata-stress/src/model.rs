@@ -6,9 +6,9 @@
 
 use std::fmt;
 
-/// Length of a "long" value: above the engine's default `min_blob_size` (256), so long values are
+/// Length of a "long" value: above the engine's default `min_blob_size` (512), so long values are
 /// stored in blob files and key-value separation is exercised too.
-pub const LONG_LEN: usize = 300;
+pub const LONG_LEN: usize = 600;
 
 /// What a key holds, in the model.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

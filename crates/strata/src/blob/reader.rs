@@ -21,7 +21,7 @@ use crate::version::edit::BlobFileMeta;
 const WALK_CHUNK: usize = 1 << 20;
 
 /// A mapped file remembers one verified record start per granule of this many bytes (4 bytes
-/// each: 1.6% of the file). Records are at least `min_blob_size` (default 256) plus a header
+/// each: 1.6% of the file). Records are at least `min_blob_size` (default 512) plus a header
 /// long, so each has a slot of its own and a re-read skips its checksum. With 1 KiB granules,
 /// 800-byte records shared a slot one time in four and a scan reading both neighbours
 /// re-verified them on every pass (crc32c was 17% of a warm seekrandom's samples).

@@ -574,7 +574,7 @@ mod tests {
             "[DBOptions]",
             "[CFOptions \"default\"]",
             "merge_operator=uint64add",
-            "min_blob_size=256",
+            "min_blob_size=512",
         ] {
             assert!(text.contains(needle), "{needle} missing from\n{text}");
         }

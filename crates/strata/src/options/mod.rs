@@ -96,7 +96,10 @@ pub struct Options {
     pub compression_per_level: Vec<Compression>,
     /// Compression of blob records (default snappy).
     pub blob_compression: Compression,
-    /// Values at least this long are stored in blob files; 0 disables separation (default 256).
+    /// Values at least this long are stored in blob files; 0 disables separation (default 512).
+    /// Below 512 bytes a value compressed alone, with its own record header and key, cost
+    /// LinkBench's nodes 44% more bytes than the same value compressed in a table block
+    /// (docs/tuning.md, `min_blob_size`).
     pub min_blob_size: usize,
     /// Blob files older than this fraction of all blob files have their live values rewritten by
     /// compaction (default 0.25).
@@ -262,7 +265,7 @@ impl Default for Options {
             cache_size: 32 << 20,
             compression_per_level: vec![Compression::None, Compression::None, Compression::Snappy],
             blob_compression: Compression::Snappy,
-            min_blob_size: 256,
+            min_blob_size: 512,
             blob_gc_age_cutoff: 0.25,
             blob_gc_min_garbage_ratio: 0.25,
             blob_scan_runs: 0,
