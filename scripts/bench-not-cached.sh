@@ -26,6 +26,11 @@
 #                      scripts/build-peerbench.sh if missing)
 #        BENCH_DIR     where the databases go, one at a time (default /tmp/strata-not-cached;
 #                      needs ~20 GB free at 20M keys: LMDB does not compress)
+#        PROBE_SECONDS the disk alone is read (4 KiB at random with O_DIRECT, as many threads
+#                      as the step) for this long before and after every read step (default 5;
+#                      0: no probes), and tables.md ends with a line of those rates per step:
+#                      this machine's virtual disk changes several times over within an hour,
+#                      so a read step is only comparable with the rate the disk gave it
 #        OUT           results (default bench/results/not-cached-DATE): compare.txt (all that
 #                      compare printed: each run's line, then the tables), tables.md (the
 #                      markdown tables), setup.txt (machine, versions, flags, limit and the
@@ -115,7 +120,7 @@ steps=(
   --step=--benchmarks=compact
 )
 cmd=("$strata" bench compare --engines="$engines" "${programs[@]}" --peerbench="$peerbench"
-  --rounds="$rounds" --db="$dir" --cgroup="$cg" --drop_caches --log_dir="$out/logs" --markdown
+  --rounds="$rounds" --db="$dir" --cgroup="$cg" --drop_caches --device_probe="${PROBE_SECONDS:-5}" --log_dir="$out/logs" --markdown
   "${steps[@]}" -- "${common[@]}")
 
 {

@@ -16,14 +16,17 @@
 
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 use indicatif::ProgressBar;
 
-use super::compare_args::{load_args, measured_steps, parse_args, tuning_flags, Measured, Options, USAGE};
+use super::compare_args::{
+    self, load_args, measured_steps, parse_args, tuning_flags, Measured, Options, USAGE,
+};
 use super::compare_engines::{self as engines, Kind, Spec};
 use super::compare_table::{self, EngineRounds, Outside, Round, Step};
-use super::{child, dbbench_output, plot, progress, resources};
+use super::{child, dbbench_output, device_probe, plot, progress, resources};
 
 /// One engine as the command lines of its steps.
 #[derive(Debug, Clone, PartialEq)]
@@ -42,6 +45,7 @@ struct RunSetup<'a> {
     base: Option<&'a Path>,
     cgroup: Option<&'a Path>,
     drop_caches: bool,
+    device_probe: Option<Duration>,
     log_dir: Option<&'a Path>,
     round: usize,
     rounds: usize,
@@ -320,6 +324,7 @@ fn run_rounds(opts: &Options, engines: &[Engine]) -> Result<(Vec<Vec<Round>>, Ve
                 base: opts.db.as_deref(),
                 cgroup: opts.cgroup.as_deref(),
                 drop_caches: opts.drop_caches,
+                device_probe: opts.device_probe,
                 log_dir: opts.log_dir.as_deref(),
                 round: round + 1,
                 rounds: opts.rounds,
@@ -376,10 +381,13 @@ fn run_once(engine: &Engine, s: &RunSetup, bar: &ProgressBar) -> Result<(Round, 
         }
         bar.set_message(step_tag.clone());
         let what = format!("{}{}", engines::benchmarks(&m.args).join(","), m.suffix);
+        let probe = s.device_probe.zip(probe_threads(&m.args));
+        let before = probe.and_then(|(secs, threads)| probe_device(&dir, threads, secs, bar));
         let run = match engine.run(&m.args, &dir, &timed, log(i + 1, &what).as_deref()) {
             Ok(run) => run,
             Err(e) => return Ok((round, Some(e))),
         };
+        let after = probe.and_then(|(secs, threads)| probe_device(&dir, threads, secs, bar));
         let step = Step {
             suffix: m.suffix.clone(),
             results: dbbench_output::parse(&run.stdout),
@@ -393,6 +401,7 @@ fn run_once(engine: &Engine, s: &RunSetup, bar: &ProgressBar) -> Result<(Round, 
                 switches: run.switches,
                 disk_reads: run.disk_reads,
             }),
+            device: before.zip(after),
         };
         bar.suspend(|| print_results(&step_tag, &step.results, Some(&step)));
         bar.inc(1);
@@ -404,7 +413,33 @@ fn run_once(engine: &Engine, s: &RunSetup, bar: &ProgressBar) -> Result<(Round, 
     Ok((round, None))
 }
 
+/// The threads to probe the disk with around a step, for a step that reads: as many as it runs.
+fn probe_threads(args: &[String]) -> Option<usize> {
+    let reads = engines::benchmarks(args)
+        .iter()
+        .any(|b| ["read", "seek", "multiread"].iter().any(|p| b.starts_with(p)) && !b.starts_with("readseq"));
+    reads.then(|| compare_args::flag_value(args, "threads").and_then(|t| t.parse().ok()).unwrap_or(1))
+}
+
+/// One device probe on the step's database directory; a probe that cannot run (a filesystem
+/// without O_DIRECT) is reported and left out, never a failed step.
+fn probe_device(
+    dir: &Path,
+    threads: usize,
+    secs: Duration,
+    bar: &ProgressBar,
+) -> Option<device_probe::Probe> {
+    match device_probe::probe(dir, threads, secs) {
+        Ok(p) => Some(p),
+        Err(e) => {
+            bar.suspend(|| eprintln!("strata bench compare: no device probe: {e:#}"));
+            None
+        }
+    }
+}
+
 fn print_results(tag: &str, results: &[dbbench_output::Parsed], step: Option<&Step>) {
+    let device = step.and_then(|s| s.device);
     let mb = |b: u64| b as f64 / 1_048_576.0;
     let step = step.map_or_else(String::new, |s| {
         let peak = s.peak_db_bytes.map_or_else(String::new, |b| format!(" (peak {:.1})", mb(b)));
@@ -427,6 +462,9 @@ fn print_results(tag: &str, results: &[dbbench_output::Parsed], step: Option<&St
             pct(r.p9999),
             pct(r.max)
         );
+    }
+    if let Some((before, after)) = device {
+        println!("{tag:<w$}: the disk alone, before: {before}; after: {after}");
     }
 }
 
@@ -710,6 +748,15 @@ mod tests {
     }
 
     #[test]
+    fn the_disk_is_probed_around_reading_steps_with_their_threads() {
+        assert_eq!(probe_threads(&strings(&["--benchmarks=readrandom", "--threads=16"])), Some(16));
+        assert_eq!(probe_threads(&strings(&["--benchmarks=seekrandom"])), Some(1));
+        assert_eq!(probe_threads(&strings(&["--benchmarks=readwhilewriting", "--threads=2"])), Some(2));
+        assert_eq!(probe_threads(&strings(&["--benchmarks=fillrandom", "--threads=4"])), None);
+        assert_eq!(probe_threads(&strings(&["--benchmarks=readseq"])), None, "a scan reads ahead");
+    }
+
+    #[test]
     fn logs_are_named_by_round_engine_and_step() {
         let d = Path::new("/l");
         assert_eq!(
@@ -743,6 +790,7 @@ mod tests {
             base: Some(dbs.path()),
             cgroup: None,
             drop_caches: false,
+            device_probe: None,
             log_dir: Some(logs.path()),
             round: 1,
             rounds: 1,

@@ -70,6 +70,11 @@ options (before `--`; anything else before it is taken as a db_bench flag too):
                     before it execs, so all it does, page cache included, is charged there
   --drop_caches     sync and drop the page cache (/proc/sys/vm/drop_caches; root) before every
                     measured step
+  --device_probe=SECS
+                    before and after every step that reads (readrandom, seekrandom, ...), read
+                    the database's files at random, 4 KiB with O_DIRECT, from as many threads as
+                    the step has, for SECS seconds, and report the disk's reads/s beside the
+                    step's: a virtual disk's rate can change several times over within a run
   --log_dir=DIR     keep every child's command line, stdout and stderr in
                     DIR/rROUND-ENGINE-STEP.log
   --plot=F.svg      write each engine's throughput CSV of the last round next to F.svg
@@ -105,6 +110,8 @@ pub(super) struct Options {
     pub(super) db: Option<PathBuf>,
     pub(super) cgroup: Option<PathBuf>,
     pub(super) drop_caches: bool,
+    /// `--device_probe=SECS`: probe the disk this long before and after every read step.
+    pub(super) device_probe: Option<std::time::Duration>,
     pub(super) log_dir: Option<PathBuf>,
     pub(super) plot: Option<PathBuf>,
     pub(super) markdown: bool,
@@ -139,6 +146,7 @@ pub(super) fn parse_args(args: &[String]) -> Result<Option<Options>> {
         db: None,
         cgroup: None,
         drop_caches: false,
+        device_probe: None,
         log_dir: None,
         plot: None,
         markdown: false,
@@ -189,6 +197,14 @@ pub(super) fn own_option(o: &mut Options, engine_list: &mut String, arg: &str) -
                 "db" => o.db = Some(PathBuf::from(value)),
                 "cgroup" => o.cgroup = Some(PathBuf::from(value)),
                 "log_dir" => o.log_dir = Some(PathBuf::from(value)),
+                "device_probe" => {
+                    let secs: f64 = value
+                        .parse()
+                        .ok()
+                        .filter(|s: &f64| s.is_finite() && *s >= 0.0 && *s <= 600.0)
+                        .context("--device_probe needs seconds between 0 and 600")?;
+                    o.device_probe = (secs > 0.0).then(|| std::time::Duration::from_secs_f64(secs));
+                }
                 "plot" => o.plot = Some(PathBuf::from(value)),
                 _ => return Ok(false),
             }

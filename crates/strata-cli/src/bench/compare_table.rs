@@ -12,6 +12,7 @@
 use std::fmt::Write as _;
 
 use super::dbbench_output::{Parsed, PerOp};
+use super::device_probe::Probe;
 
 /// One measured step of one engine in one round: one child process.
 #[derive(Debug, Clone, Default)]
@@ -27,6 +28,8 @@ pub struct Step {
     pub peak_rss: Option<u64>,
     /// What the step's whole process cost, measured from outside (wait4).
     pub outside: Option<Outside>,
+    /// The disk's own random reads just before and just after the step (`--device_probe`).
+    pub device: Option<(Probe, Probe)>,
 }
 
 /// A child process's costs from its start to its exit (child.rs).
@@ -407,6 +410,13 @@ pub fn table(engines: &[EngineRounds]) -> String {
     }
     let _ = write!(s, "\n{}", cost_legend(engines));
     text_block(&mut s, &all, COST, Some(FROM), &|l| cost_rows(engines, l));
+    let device = device_lines(engines, &all);
+    if !device.is_empty() {
+        s.push('\n');
+        for d in device {
+            let _ = writeln!(s, "{d}");
+        }
+    }
     s
 }
 
@@ -415,6 +425,7 @@ pub fn table(engines: &[EngineRounds]) -> String {
 /// cost table and its legend.
 pub fn markdown(engines: &[EngineRounds]) -> String {
     let all = labels(engines);
+    let device = device_lines(engines, &all);
     let mut s = String::from("\n");
     markdown_block(&mut s, &all, SPEED, None, &|l| speed_rows(engines, l));
     s.push('\n');
@@ -429,7 +440,41 @@ pub fn markdown(engines: &[EngineRounds]) -> String {
     let _ = writeln!(s, "{}\n", one_line(speed_legend(engines)));
     markdown_block(&mut s, &all, COST, Some(FROM), &|l| cost_rows(engines, l));
     let _ = writeln!(s, "\n{}", one_line(cost_legend(engines)));
+    if !device.is_empty() {
+        s.push('\n');
+        for d in device {
+            let _ = writeln!(s, "- {d}");
+        }
+    }
     s
+}
+
+/// For each step probed with `--device_probe`, one line: per engine, the median of the disk's
+/// own random 4 KiB reads/s just before and just after its step, and the step's ops/s over the
+/// mean of the two (an engine doing one disk read per operation runs near 1.00x).
+fn device_lines(engines: &[EngineRounds], labels: &[String]) -> Vec<String> {
+    let before: Getter = |_, s| s.device.map(|(b, _)| b.reads_per_sec);
+    let after: Getter = |_, s| s.device.map(|(_, a)| a.reads_per_sec);
+    let ops: Getter = |p, _| Some(p.ops_per_sec);
+    let mut lines = Vec::new();
+    for label in labels {
+        let parts: Vec<String> = engines
+            .iter()
+            .filter_map(|e| {
+                let (b, a) = (metric(&e.rounds, label, before)?, metric(&e.rounds, label, after)?);
+                let ratio = metric(&e.rounds, label, ops).map(|o| o / ((a + b) / 2.0).max(f64::EPSILON));
+                let ratio = ratio.map_or_else(String::new, |r| format!(", the step {r:.2}x that"));
+                Some(format!("{} {:.0} / {:.0}{ratio}", e.name, b, a))
+            })
+            .collect();
+        if !parts.is_empty() {
+            lines.push(format!(
+                "device reads/s (4 KiB, O_DIRECT) before / after `{label}`: {}",
+                parts.join("; ")
+            ));
+        }
+    }
+    lines
 }
 
 /// One cell: `-` when missing, else as the column's format says; markdown puts thousands
@@ -505,6 +550,7 @@ mod tests {
                     switches: 3000,
                     disk_reads: Some(100),
                 }),
+                device: None,
             }],
         }
     }
@@ -722,6 +768,31 @@ mod tests {
         // strata is not first here, but the summary is about strata against the fastest other one.
         assert!(t.contains("fillrandom: strata / best other engine = 0.25x (best: lmdb)"), "{t}");
         assert!(t.contains("compact: strata / best other engine = 1.00x (best: memory)"), "{t}");
+    }
+
+    #[test]
+    fn probed_steps_get_a_line_of_the_disks_rates() {
+        let probe = |r| Probe { threads: 16, reads_per_sec: r, p50_us: 1.0, p99_us: 2.0, max_us: 3.0 };
+        let step = |ops, device| Step {
+            suffix: " t=16".into(),
+            results: vec![parsed("readrandom", ops, None)],
+            device,
+            ..Step::default()
+        };
+        let engines = [
+            EngineRounds {
+                name: "strata".into(),
+                rounds: vec![Round { steps: vec![step(9000.0, Some((probe(8000.0), probe(10000.0))))] }],
+            },
+            EngineRounds { name: "lmdb".into(), rounds: vec![Round { steps: vec![step(5000.0, None)] }] },
+        ];
+        let md = markdown(&engines);
+        assert!(
+            md.contains("- device reads/s (4 KiB, O_DIRECT) before / after `readrandom t=16`: strata 8000 / 10000, the step 1.00x that\n"),
+            "{md}"
+        );
+        assert!(!md.contains("lmdb 0"), "an engine without probes is left out: {md}");
+        assert!(!markdown(&engines[1..]).contains("device reads/s"));
     }
 
     #[test]

@@ -12,6 +12,7 @@ mod compare_args;
 mod compare_engines;
 mod compare_table;
 mod dbbench_output;
+mod device_probe;
 mod engine;
 #[cfg(feature = "fjall")]
 mod engine_fjall;
