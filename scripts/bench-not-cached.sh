@@ -31,6 +31,10 @@
 #                      0: no probes), and tables.md ends with a line of those rates per step:
 #                      this machine's virtual disk changes several times over within an hour,
 #                      so a read step is only comparable with the rate the disk gave it
+#        INTERLEAVE    1: run each step on every engine before the next step (compare's
+#                      --interleave), so the engines' read steps meet the disk minutes apart
+#                      rather than half an hour; every engine's database must fit at once
+#                      (strata and LMDB at 20M keys: ~46 GB). Default 0: one engine at a time
 #        OUT           results (default bench/results/not-cached-DATE): compare.txt (all that
 #                      compare printed: each run's line, then the tables), tables.md (the
 #                      markdown tables), setup.txt (machine, versions, flags, limit and the
@@ -120,7 +124,7 @@ steps=(
   --step=--benchmarks=compact
 )
 cmd=("$strata" bench compare --engines="$engines" "${programs[@]}" --peerbench="$peerbench"
-  --rounds="$rounds" --db="$dir" --cgroup="$cg" --drop_caches --device_probe="${PROBE_SECONDS:-5}" --log_dir="$out/logs" --markdown
+  --rounds="$rounds" --db="$dir" --cgroup="$cg" --drop_caches --device_probe="${PROBE_SECONDS:-5}" $([ "${INTERLEAVE:-0}" = 1 ] && echo --interleave) --log_dir="$out/logs" --markdown
   "${steps[@]}" -- "${common[@]}")
 
 {

@@ -319,17 +319,27 @@ fn run_rounds(opts: &Options, engines: &[Engine]) -> Result<(Vec<Vec<Round>>, Ve
     let mut rounds: Vec<Vec<Round>> = vec![Vec::new(); engines.len()];
     let mut failures = Vec::new();
     for round in 0..opts.rounds {
-        for i in engines::rotation(round, engines.len()) {
-            let setup = RunSetup {
-                base: opts.db.as_deref(),
-                cgroup: opts.cgroup.as_deref(),
-                drop_caches: opts.drop_caches,
-                device_probe: opts.device_probe,
-                log_dir: opts.log_dir.as_deref(),
-                round: round + 1,
-                rounds: opts.rounds,
-            };
-            let (r, failed) = run_once(&engines[i], &setup, &bar)?;
+        let setup = RunSetup {
+            base: opts.db.as_deref(),
+            cgroup: opts.cgroup.as_deref(),
+            drop_caches: opts.drop_caches,
+            device_probe: opts.device_probe,
+            log_dir: opts.log_dir.as_deref(),
+            round: round + 1,
+            rounds: opts.rounds,
+        };
+        let order = engines::rotation(round, engines.len());
+        let finished = if opts.interleave {
+            run_interleaved(engines, &order, &setup, &bar)?
+        } else {
+            let mut finished = Vec::new();
+            for i in order {
+                let (r, failed) = run_once(&engines[i], &setup, &bar)?;
+                finished.push((i, r, failed));
+            }
+            finished
+        };
+        for (i, r, failed) in finished {
             if let Some(e) = failed {
                 let msg = format!("round {}/{} {}: {e:#}", round + 1, opts.rounds, engines[i].name);
                 bar.suspend(|| println!("FAILED: {msg}"));
@@ -352,65 +362,155 @@ fn log_path(dir: &Path, round: usize, engine: &str, n: usize, what: &str) -> Pat
     }
 }
 
+/// One engine's run in progress: its fresh directory, its steps so far, and whether one failed.
+struct EngineRun {
+    dir: PathBuf,
+    /// Deletes a temporary directory when the run ends (`None` under `--db`).
+    _guard: Option<tempfile::TempDir>,
+    round: Round,
+}
+
+impl RunSetup<'_> {
+    fn tag(&self, engine: &Engine) -> String {
+        format!("round {}/{} {}", self.round, self.rounds, engine.name)
+    }
+
+    fn log(&self, engine: &Engine, n: usize, what: &str) -> Option<PathBuf> {
+        self.log_dir.map(|d| log_path(d, self.round, &engine.name, n, what))
+    }
+
+    fn untimed(&self) -> child::Setup {
+        child::Setup { cgroup: self.cgroup.map(Path::to_path_buf), watch: None }
+    }
+}
+
 /// One engine's load (if any) and measured steps in a fresh directory, which is removed after.
 /// A run that fails ends the round: the steps made so far and the error come back (an error of
 /// compare itself, such as a directory it cannot make, is returned as such).
 fn run_once(engine: &Engine, s: &RunSetup, bar: &ProgressBar) -> Result<(Round, Option<anyhow::Error>)> {
-    let (dir, _guard) = fresh_dir(s.base, &engine.name)?;
-    let tag = format!("round {}/{} {}", s.round, s.rounds, engine.name);
-    let log = |n: usize, what: &str| s.log_dir.map(|d| log_path(d, s.round, &engine.name, n, what));
-    let mut round = Round::default();
-    let untimed = child::Setup { cgroup: s.cgroup.map(Path::to_path_buf), watch: None };
+    let mut run = match start_run(engine, s, bar)? {
+        Ok(run) => run,
+        Err(e) => return Ok((Round::default(), Some(e))),
+    };
+    for i in 0..engine.steps.len() {
+        if let Some(e) = run_step(engine, &mut run, i, s, bar)? {
+            return Ok((run.round, Some(e)));
+        }
+    }
+    end_run(run, s)
+}
+
+/// Makes the engine's fresh directory and runs its load; the inner error is a failed load.
+fn start_run(engine: &Engine, s: &RunSetup, bar: &ProgressBar) -> Result<Result<EngineRun>> {
+    let (dir, guard) = fresh_dir(s.base, &engine.name)?;
     if let Some(load) = &engine.load {
+        let tag = s.tag(engine);
         bar.set_message(format!("{tag}: load"));
-        match engine.run(load, &dir, &untimed, log(0, "load").as_deref()) {
+        match engine.run(load, &dir, &s.untimed(), s.log(engine, 0, "load").as_deref()) {
             Ok(run) => bar
                 .suspend(|| print_results(&format!("{tag} load"), &dbbench_output::parse(&run.stdout), None)),
-            Err(e) => return Ok((round, Some(e))),
+            Err(e) => return Ok(Err(e)),
         }
         bar.inc(1);
     }
-    let timed = child::Setup { watch: Some(dir.clone()), ..untimed };
-    for (i, m) in engine.steps.iter().enumerate() {
-        let step_tag = if engine.steps.len() > 1 { format!("{tag} step {}", i + 1) } else { tag.clone() };
-        if m.fresh {
-            empty_dir(&dir)?;
-        }
-        if s.drop_caches {
-            drop_caches()?;
-        }
-        bar.set_message(step_tag.clone());
-        let what = format!("{}{}", engines::benchmarks(&m.args).join(","), m.suffix);
-        let probe = s.device_probe.zip(probe_threads(&m.args));
-        let before = probe.and_then(|(secs, threads)| probe_device(&dir, threads, secs, bar));
-        let run = match engine.run(&m.args, &dir, &timed, log(i + 1, &what).as_deref()) {
-            Ok(run) => run,
-            Err(e) => return Ok((round, Some(e))),
-        };
-        let after = probe.and_then(|(secs, threads)| probe_device(&dir, threads, secs, bar));
-        let step = Step {
-            suffix: m.suffix.clone(),
-            results: dbbench_output::parse(&run.stdout),
-            db_bytes: resources::disk_usage(&dir),
-            peak_db_bytes: run.peak_dir_bytes,
-            peak_rss: Some(run.peak_rss),
-            outside: Some(Outside {
-                write_bytes: run.write_bytes,
-                read_bytes: run.read_bytes,
-                cpu_secs: run.cpu_secs,
-                switches: run.switches,
-                disk_reads: run.disk_reads,
-            }),
-            device: before.zip(after),
-        };
-        bar.suspend(|| print_results(&step_tag, &step.results, Some(&step)));
-        bar.inc(1);
-        round.steps.push(step);
+    Ok(Ok(EngineRun { dir, _guard: guard, round: Round::default() }))
+}
+
+/// Measured step `i` of the engine's run; `Some` is the error of a step that failed.
+fn run_step(
+    engine: &Engine,
+    run: &mut EngineRun,
+    i: usize,
+    s: &RunSetup,
+    bar: &ProgressBar,
+) -> Result<Option<anyhow::Error>> {
+    let m = &engine.steps[i];
+    let tag = s.tag(engine);
+    let step_tag = if engine.steps.len() > 1 { format!("{tag} step {}", i + 1) } else { tag };
+    let dir = &run.dir;
+    if m.fresh {
+        empty_dir(dir)?;
     }
+    if s.drop_caches {
+        drop_caches()?;
+    }
+    bar.set_message(step_tag.clone());
+    let what = format!("{}{}", engines::benchmarks(&m.args).join(","), m.suffix);
+    let probe = s.device_probe.zip(probe_threads(&m.args));
+    let before = probe.and_then(|(secs, threads)| probe_device(dir, threads, secs, bar));
+    let timed = child::Setup { watch: Some(dir.clone()), ..s.untimed() };
+    let child_run = match engine.run(&m.args, dir, &timed, s.log(engine, i + 1, &what).as_deref()) {
+        Ok(child_run) => child_run,
+        Err(e) => return Ok(Some(e)),
+    };
+    let after = probe.and_then(|(secs, threads)| probe_device(dir, threads, secs, bar));
+    let step = Step {
+        suffix: m.suffix.clone(),
+        results: dbbench_output::parse(&child_run.stdout),
+        db_bytes: resources::disk_usage(dir),
+        peak_db_bytes: child_run.peak_dir_bytes,
+        peak_rss: Some(child_run.peak_rss),
+        outside: Some(Outside {
+            write_bytes: child_run.write_bytes,
+            read_bytes: child_run.read_bytes,
+            cpu_secs: child_run.cpu_secs,
+            switches: child_run.switches,
+            disk_reads: child_run.disk_reads,
+        }),
+        device: before.zip(after),
+    };
+    bar.suspend(|| print_results(&step_tag, &step.results, Some(&step)));
+    bar.inc(1);
+    run.round.steps.push(step);
+    Ok(None)
+}
+
+/// Removes the engine's directory (under `--db`; a temporary one goes with its guard).
+fn end_run(run: EngineRun, s: &RunSetup) -> Result<(Round, Option<anyhow::Error>)> {
     if s.base.is_some() {
-        std::fs::remove_dir_all(&dir).with_context(|| format!("removing {}", dir.display()))?;
+        std::fs::remove_dir_all(&run.dir).with_context(|| format!("removing {}", run.dir.display()))?;
     }
-    Ok((round, None))
+    Ok((run.round, None))
+}
+
+/// One round with `--interleave`: every engine loads, then step 1 runs on every engine (in
+/// `order`), then step 2, and so on, so that each step of every engine meets the machine (its
+/// disk above all) at nearly the same time. An engine whose step fails sits out the rest of
+/// the round. Returns each engine's round and error, in `order`.
+fn run_interleaved(
+    engines: &[Engine],
+    order: &[usize],
+    s: &RunSetup,
+    bar: &ProgressBar,
+) -> Result<Vec<(usize, Round, Option<anyhow::Error>)>> {
+    let mut runs: Vec<(usize, Option<EngineRun>, Option<anyhow::Error>)> = Vec::new();
+    for &i in order {
+        match start_run(&engines[i], s, bar)? {
+            Ok(run) => runs.push((i, Some(run), None)),
+            Err(e) => runs.push((i, None, Some(e))),
+        }
+    }
+    let steps = engines.iter().map(|e| e.steps.len()).max().unwrap_or(0);
+    for step in 0..steps {
+        for (i, run, failed) in &mut runs {
+            let engine = &engines[*i];
+            let Some(r) = run.as_mut().filter(|_| failed.is_none() && step < engine.steps.len()) else {
+                continue;
+            };
+            *failed = run_step(engine, r, step, s, bar)?;
+        }
+    }
+    let mut out = Vec::new();
+    for (i, run, failed) in runs {
+        match (run, failed) {
+            (Some(run), None) => {
+                let (round, _) = end_run(run, s)?;
+                out.push((i, round, None));
+            }
+            (run, failed) => out.push((i, run.map(|r| r.round).unwrap_or_default(), failed)),
+        }
+    }
+    Ok(out)
 }
 
 /// The threads to probe the disk with around a step, for a step that reads: as many as it runs.
@@ -764,6 +864,49 @@ mod tests {
             PathBuf::from("/l/r2-lmdb-3-readrandom-t-16.log")
         );
         assert_eq!(log_path(d, 1, "strata", 0, "load"), PathBuf::from("/l/r1-strata-0-load.log"));
+    }
+
+    #[test]
+    fn interleaved_rounds_run_each_step_on_every_engine_before_the_next() {
+        let dbs = tempfile::tempdir().unwrap();
+        let order_file = dbs.path().join("order");
+        let step = |script: String| Measured { args: vec![script], suffix: String::new(), fresh: false };
+        let result =
+            "echo 'fillseq      :       1.000 micros/op 1000000 ops/sec 0.001 seconds 1000 operations;'";
+        let engine = |name: &str, fail_at: usize| Engine {
+            name: name.into(),
+            kind: Kind::DbBench,
+            program: PathBuf::from("/bin/sh"),
+            fixed: strings(&["-c"]),
+            load: None,
+            steps: (1..=3)
+                .map(|n| {
+                    let tail = if n == fail_at { "; exit 3".to_string() } else { format!("; {result}") };
+                    step(format!("echo {name}{n} >> {}{tail}", order_file.display()))
+                })
+                .collect(),
+        };
+        let engines = [engine("a", 2), engine("b", 0)];
+        let setup = RunSetup {
+            base: Some(dbs.path()),
+            cgroup: None,
+            drop_caches: false,
+            device_probe: None,
+            log_dir: None,
+            round: 1,
+            rounds: 1,
+        };
+        let runs = run_interleaved(&engines, &[1, 0], &setup, &ProgressBar::hidden()).unwrap();
+        let order = std::fs::read_to_string(&order_file).unwrap();
+        assert_eq!(
+            order.split_whitespace().collect::<Vec<_>>(),
+            ["b1", "a1", "b2", "a2", "b3"],
+            "a sits out after failing"
+        );
+        let summary: Vec<(usize, usize, bool)> =
+            runs.iter().map(|(i, r, e)| (*i, r.steps.len(), e.is_some())).collect();
+        assert_eq!(summary, [(1, 3, false), (0, 1, true)]);
+        assert!(!dbs.path().join("compare-b").exists(), "a finished run's directory is removed");
     }
 
     #[test]

@@ -75,6 +75,10 @@ options (before `--`; anything else before it is taken as a db_bench flag too):
                     the database's files at random, 4 KiB with O_DIRECT, from as many threads as
                     the step has, for SECS seconds, and report the disk's reads/s beside the
                     step's: a virtual disk's rate can change several times over within a run
+  --interleave      in each round, load every engine, then run step 1 on every engine, then
+                    step 2, and so on (instead of all of one engine's steps, then the next
+                    engine's), so that the engines meet the disk in the same state; every
+                    engine's database must fit on the disk at once
   --log_dir=DIR     keep every child's command line, stdout and stderr in
                     DIR/rROUND-ENGINE-STEP.log
   --plot=F.svg      write each engine's throughput CSV of the last round next to F.svg
@@ -112,6 +116,8 @@ pub(super) struct Options {
     pub(super) drop_caches: bool,
     /// `--device_probe=SECS`: probe the disk this long before and after every read step.
     pub(super) device_probe: Option<std::time::Duration>,
+    /// `--interleave`: each step on every engine before the next step.
+    pub(super) interleave: bool,
     pub(super) log_dir: Option<PathBuf>,
     pub(super) plot: Option<PathBuf>,
     pub(super) markdown: bool,
@@ -147,6 +153,7 @@ pub(super) fn parse_args(args: &[String]) -> Result<Option<Options>> {
         cgroup: None,
         drop_caches: false,
         device_probe: None,
+        interleave: false,
         log_dir: None,
         plot: None,
         markdown: false,
@@ -178,6 +185,7 @@ pub(super) fn own_option(o: &mut Options, engine_list: &mut String, arg: &str) -
     match arg {
         "--markdown" => o.markdown = true,
         "--drop_caches" | "--drop_caches=1" | "--drop_caches=true" => o.drop_caches = true,
+        "--interleave" | "--interleave=1" | "--interleave=true" => o.interleave = true,
         _ => {
             let Some((name, value)) = arg.trim_start_matches('-').split_once('=') else { return Ok(false) };
             match name {
