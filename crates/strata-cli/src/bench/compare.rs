@@ -7,10 +7,11 @@
 //! `--program`; RocksDB's db_bench and the built-in rocksdb get the tuning flags of
 //! bench/rocksdb-tuning.flags, embedded at build time; peerbench gets the flags it takes,
 //! compare_engines.rs decides which), the database directory of every run (fresh for each
-//! engine and round; its steps run on it in order), the round order, the machine's setup around
-//! each measured step (`--drop_caches`, `--cgroup`), the children's logs, and the optional
-//! throughput plot of the last round.
-//! Must not: measure anything itself. Every engine runs as a child process so all are treated
+//! engine and round; its steps run on it in order), the round order (engine after engine, or
+//! step after step with `--interleave`), the machine's setup around each measured step
+//! (`--drop_caches`, `--cgroup`, the disk probes of `--device_probe`, which device_probe.rs
+//! makes), the children's logs, and the optional throughput plot of the last round.
+//! Must not: measure an engine itself. Every engine runs as a child process so all are treated
 //! alike: same process start, own page-cache, RSS and write figures (child.rs), and the same
 //! output parser (dbbench_output.rs) reads them all.
 
@@ -362,7 +363,7 @@ fn log_path(dir: &Path, round: usize, engine: &str, n: usize, what: &str) -> Pat
     }
 }
 
-/// One engine's run in progress: its fresh directory, its steps so far, and whether one failed.
+/// One engine's run in progress: its fresh directory and the steps it has made so far.
 struct EngineRun {
     dir: PathBuf,
     /// Deletes a temporary directory when the run ends (`None` under `--db`).
