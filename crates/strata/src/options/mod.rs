@@ -378,9 +378,10 @@ impl Options {
         if !(0.0..=1.0).contains(&self.blob_gc_min_garbage_ratio) {
             return Err(invalid("blob_gc_min_garbage_ratio", "must be between 0 and 1"));
         }
-        if self.blob_scan_runs > 64 {
-            // A run limit above the 64 values it is counted over never moves anything.
-            return Err(invalid("blob_scan_runs", "must be at most 64"));
+        let window = crate::compaction::scan_locality::WINDOW;
+        if self.blob_scan_runs as u64 > window {
+            // A run limit above the values it is counted over never moves anything.
+            return Err(invalid("blob_scan_runs", format_args!("must be at most {window}")));
         }
         if self.target_file_size < 64 << 10 {
             return Err(invalid("target_file_size", "must be at least 64 KiB"));
