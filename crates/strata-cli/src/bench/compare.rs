@@ -389,16 +389,9 @@ impl RunSetup<'_> {
 /// A run that fails ends the round: the steps made so far and the error come back (an error of
 /// compare itself, such as a directory it cannot make, is returned as such).
 fn run_once(engine: &Engine, s: &RunSetup, bar: &ProgressBar) -> Result<(Round, Option<anyhow::Error>)> {
-    let mut run = match start_run(engine, s, bar)? {
-        Ok(run) => run,
-        Err(e) => return Ok((Round::default(), Some(e))),
-    };
-    for i in 0..engine.steps.len() {
-        if let Some(e) = run_step(engine, &mut run, i, s, bar)? {
-            return Ok((run.round, Some(e)));
-        }
-    }
-    end_run(run, s)
+    let mut runs = run_interleaved(std::slice::from_ref(engine), &[0], s, bar)?;
+    let (_, round, failed) = runs.pop().context("a run of one engine returns one result")?;
+    Ok((round, failed))
 }
 
 /// Makes the engine's fresh directory and runs its load; the inner error is a failed load.
@@ -467,17 +460,18 @@ fn run_step(
 }
 
 /// Removes the engine's directory (under `--db`; a temporary one goes with its guard).
-fn end_run(run: EngineRun, s: &RunSetup) -> Result<(Round, Option<anyhow::Error>)> {
+fn end_run(run: EngineRun, s: &RunSetup) -> Result<Round> {
     if s.base.is_some() {
         std::fs::remove_dir_all(&run.dir).with_context(|| format!("removing {}", run.dir.display()))?;
     }
-    Ok((run.round, None))
+    Ok(run.round)
 }
 
-/// One round with `--interleave`: every engine loads, then step 1 runs on every engine (in
-/// `order`), then step 2, and so on, so that each step of every engine meets the machine (its
-/// disk above all) at nearly the same time. An engine whose step fails sits out the rest of
-/// the round. Returns each engine's round and error, in `order`.
+/// The engines of `order` in one round, step by step: every engine loads, then step 1 runs on
+/// every engine, then step 2, and so on, so that each step of every engine meets the machine
+/// (its disk above all) at nearly the same time (`--interleave`; of one engine, its whole run).
+/// An engine whose step fails sits out the rest of the round. Returns each engine's round and
+/// error, in `order`.
 fn run_interleaved(
     engines: &[Engine],
     order: &[usize],
@@ -495,19 +489,18 @@ fn run_interleaved(
     for step in 0..steps {
         for (i, run, failed) in &mut runs {
             let engine = &engines[*i];
-            let Some(r) = run.as_mut().filter(|_| failed.is_none() && step < engine.steps.len()) else {
-                continue;
-            };
-            *failed = run_step(engine, r, step, s, bar)?;
+            match run {
+                Some(r) if failed.is_none() && step < engine.steps.len() => {
+                    *failed = run_step(engine, r, step, s, bar)?;
+                }
+                _ => {}
+            }
         }
     }
     let mut out = Vec::new();
     for (i, run, failed) in runs {
         match (run, failed) {
-            (Some(run), None) => {
-                let (round, _) = end_run(run, s)?;
-                out.push((i, round, None));
-            }
+            (Some(run), None) => out.push((i, end_run(run, s)?, None)),
             (run, failed) => out.push((i, run.map(|r| r.round).unwrap_or_default(), failed)),
         }
     }
