@@ -20,7 +20,7 @@ use crate::blob::BlobPointer;
 
 /// How many separated values in a row (in key order) the run limit holds for: a scan that
 /// returns this many values reads at most `max_runs + 1` places in blob files.
-pub(crate) const WINDOW: u64 = 64;
+pub(crate) const WINDOW: u64 = crate::options::BLOB_SCAN_WINDOW as u64;
 
 /// A record that starts at most this far past the end of the run's last one still continues it:
 /// the bytes between (records of values moved or deleted since) cost a scan little when it

@@ -37,6 +37,11 @@ pub use crate::util::compress::Compression;
 /// ```
 pub const NUM_LEVELS: usize = 7;
 
+/// How many separated values in a row `blob_scan_runs` counts runs over, and so its largest
+/// useful value. Defined here, below the compaction that applies it
+/// (`compaction/scan_locality.rs`), so that validation can name it.
+pub(crate) const BLOB_SCAN_WINDOW: usize = 64;
+
 /// Options fixed when the database is opened. Start from `Options::default()`, a preset, or an
 /// options file, and override fields; `Db::open` validates them.
 ///
@@ -378,10 +383,9 @@ impl Options {
         if !(0.0..=1.0).contains(&self.blob_gc_min_garbage_ratio) {
             return Err(invalid("blob_gc_min_garbage_ratio", "must be between 0 and 1"));
         }
-        let window = crate::compaction::scan_locality::WINDOW;
-        if self.blob_scan_runs as u64 > window {
+        if self.blob_scan_runs > BLOB_SCAN_WINDOW {
             // A run limit above the values it is counted over never moves anything.
-            return Err(invalid("blob_scan_runs", format_args!("must be at most {window}")));
+            return Err(invalid("blob_scan_runs", format_args!("must be at most {BLOB_SCAN_WINDOW}")));
         }
         if self.target_file_size < 64 << 10 {
             return Err(invalid("target_file_size", "must be at least 64 KiB"));
