@@ -8,12 +8,14 @@
 //! Node layout (one arena allocation, 8-byte aligned):
 //!
 //! ```text
-//! [next] [varint klen][internal key][varint vlen][value] [pad] [prev]
+//! [next] [varint klen][internal key][varint vlen][value] [pad]
 //! ^ a `Node` points here
 //! ```
 //!
-//! `next`, the key length and the start of the key share a cache line. `prev` (8-byte aligned
-//! after the entry) is the node before this one; only the writer reads it.
+//! `next`, the key length and the start of the key share a cache line. There is no `prev`
+//! link: the memtable's bytes count against `write_buffer_size`, so 8 more bytes a node meant
+//! about a tenth more flushes of small entries, and as many more compactions of what they
+//! wrote (LinkBench, docs/performance.md).
 //!
 //! Two indexes find nodes without walking the list:
 //! - A [`KeyTree`] (a B+-tree over a sample of the user keys) stands in for a skiplist's upper
@@ -27,9 +29,11 @@
 //!   in two cost ~15 bytes per random key; one in four ~11, for searches of a memtable of a
 //!   million keys 2-3% slower).
 //! - A [`HashIndex`] maps each user key to the node of its newest version. A point read of a
-//!   key starts there instead of searching, and a key's next version (a higher sequence number,
-//!   the usual case) is linked in right before that node: `prev` names its predecessor, so the
-//!   update needs no search at all and leaves the tree alone.
+//!   key starts there instead of searching. A key's next version (a higher sequence number,
+//!   the usual case) goes right before that node; the writer finds the node's predecessor with
+//!   the same search a new key makes. A search that walked far to an update puts the key it
+//!   stepped over last in the tree, naming that key's oldest version, so the versions of a hot
+//!   key the sample missed are stepped over once, not on every update after it.
 //!
 //! A value longer than [`INLINE_VALUE_MAX`] is not stored in the node: `[value]` is then the
 //! 8-byte address of the value's bytes in a second arena. Nodes stay packed together (80k
@@ -161,25 +165,17 @@ impl EntryList {
                 Probe::Absent | Probe::Unknown => None,
             },
         };
-        if let Some(newest) = newest {
-            // A higher trailer sorts first: the new entry becomes the key's newest version.
-            if trailer > key::trailer(self.key(newest)) {
-                let node = self.insert_before(newest, user_key, trailer, value, long);
-                self.set_newest(hash, user_key, node);
-                return;
-            }
-        }
         // SAFETY: holding `writer` makes this the only `allocate` call on either arena.
         let node = unsafe { build_node(&self.arena, &[user_key, &trailer.to_le_bytes()], value, long) };
         // `steps` is `None` when the place came without a search (and the tree was not asked).
-        let (prev, succ, steps) = match after_last_new {
-            Some((prev, succ)) => (prev, succ, None),
+        let (prev, succ, start, steps) = match after_last_new {
+            Some((prev, succ)) => (prev, succ, self.head, None),
             None => {
                 let start = self.tree.locate(&mut w.tree, self, user_key).map_or(self.head, Node);
                 // The tree names a node of a smaller user key; this key's newer versions, and
                 // the nodes of the keys between, lie between it and the new node's place.
                 let (prev, succ, steps) = self.walk(start, self.key(node), CmpOrdering::Equal);
-                (prev, succ, Some(steps))
+                (prev, succ, start, Some(steps))
             }
         };
         debug_assert!(succ.is_none_or(|n| self.key(n) != self.key(node)), "duplicate key");
@@ -197,10 +193,31 @@ impl EntryList {
                 self.tree.insert(&mut w.tree, user_key, node.0);
             }
             w.last_new = Some(node);
+        } else if steps.is_some_and(|s| s >= TREE_WALK_LIMIT) {
+            self.index_walked_key(&mut w, start, prev, user_key);
         }
-        if newest.is_none() {
+        // A higher trailer sorts first: the new entry is then the key's newest version.
+        if newest.is_none_or(|n| trailer > key::trailer(self.key(n))) {
             self.set_newest(hash, user_key, node);
         }
+    }
+
+    /// Writer only, after a long walk to a new version of `user_key` from the tree's `start`:
+    /// puts the key of `prev` (the node the walk ended on, the oldest version of the key
+    /// before `user_key`) in the tree, naming `prev`, unless the tree holds it already (it is
+    /// then `start`'s key: the largest tree key below `user_key`). Such walks step over the
+    /// versions of a key the tree does not hold, typically a hot one; from its oldest version
+    /// on, later searches near it skip them all.
+    fn index_walked_key(&self, w: &mut Writer, start: Node, prev: Node, user_key: &[u8]) {
+        if prev == self.head || self.has_user_key(prev, user_key) {
+            return;
+        }
+        let prev_key = key::user_key(self.key(prev));
+        if start != self.head && self.has_user_key(start, prev_key) {
+            return;
+        }
+        self.tree.locate(&mut w.tree, self, prev_key);
+        self.tree.insert(&mut w.tree, prev_key, prev.0);
     }
 
     /// Writer only: `(prev, succ)` for a new node of `user_key` when the key sorts after the
@@ -223,35 +240,9 @@ impl EntryList {
 
     /// Writer only: links the unpublished `node` between `prev` and `succ` (adjacent now).
     fn link_between(&self, prev: Node, node: Node, succ: Option<Node>) {
-        self.prev_slot(node).store(prev.0.as_ptr(), Ordering::Relaxed);
-        if let Some(succ) = succ {
-            self.prev_slot(succ).store(node.0.as_ptr(), Ordering::Relaxed);
-        }
         // Relaxed: `node` is unreachable until the Release store below publishes it.
         self.link(node).store(succ.map_or(ptr::null_mut(), |n| n.0.as_ptr()), Ordering::Relaxed);
         self.link(prev).store(node.0.as_ptr(), Ordering::Release);
-    }
-
-    /// Links a new node for `(user_key ++ trailer, value)` right before `newest`, the key's
-    /// newest version so far (so the new entry sorts just before it); returns the node.
-    fn insert_before(
-        &self,
-        newest: Node,
-        user_key: &[u8],
-        trailer: u64,
-        value: &[u8],
-        long: Option<NonNull<u8>>,
-    ) -> Node {
-        // SAFETY: holding `writer` (the caller's `w`) makes this the only `allocate` call.
-        let node = unsafe { build_node(&self.arena, &[user_key, &trailer.to_le_bytes()], value, long) };
-        let prev = self.prev(newest);
-        debug_assert_eq!(self.next(prev), Some(newest), "prev links out of step");
-        self.prev_slot(node).store(prev.0.as_ptr(), Ordering::Relaxed);
-        self.prev_slot(newest).store(node.0.as_ptr(), Ordering::Relaxed);
-        // Relaxed: `node` is unreachable until the Release store below publishes it.
-        self.link(node).store(newest.0.as_ptr(), Ordering::Relaxed);
-        self.link(prev).store(node.0.as_ptr(), Ordering::Release);
-        node
     }
 
     /// Points the index entry of `user_key` (hashing to `hash`) at `node`, already linked.
@@ -399,26 +390,6 @@ impl EntryList {
         }
     }
 
-    /// The node before `node` (`head` for the first). Writer only.
-    fn prev(&self, node: Node) -> Node {
-        let p = self.prev_slot(node).load(Ordering::Relaxed);
-        NonNull::new(p).map_or(self.head, Node)
-    }
-
-    /// The node's `prev` slot: the first 8-byte aligned address after its entry.
-    fn prev_slot(&self, node: Node) -> &AtomicPtr<u8> {
-        // SAFETY: `node` belongs to this list (module invariant), so its entry is laid out by
-        // `build_node` (two complete varints, the key, the value or its address), followed by
-        // an aligned, initialized pointer slot inside the same allocation that lives as long
-        // as `&self`. Only the writer touches the slot, and atomically.
-        unsafe {
-            let (klen, p) = read_varint(node.0.as_ptr().add(POINTER));
-            let (vlen, p) = read_varint(p.add(klen));
-            let end = p.add(if vlen > INLINE_VALUE_MAX { POINTER } else { vlen });
-            &*end.add(end.addr().wrapping_neg() % POINTER).cast::<AtomicPtr<u8>>()
-        }
-    }
-
     /// The node's successor.
     #[inline]
     fn next(&self, node: Node) -> Option<Node> {
@@ -462,7 +433,7 @@ unsafe fn store_long_value(values: &Arena, value: &[u8]) -> Option<NonNull<u8>> 
     })
 }
 
-/// Allocates a node with null links (`prev` included) and the entry whose internal key is the
+/// Allocates a node with a null link and the entry whose internal key is the
 /// concatenation of `key_parts` (the head sentinel passes none). A value longer than
 /// [`INLINE_VALUE_MAX`] is not copied: `long` is its address from [`store_long_value`], and the
 /// node keeps that.
@@ -476,17 +447,14 @@ unsafe fn build_node(arena: &Arena, key_parts: &[&[u8]], value: &[u8], long: Opt
     let (vvar, vn) = encode_varint(value.len());
     debug_assert_eq!(long.is_some(), value.len() > INLINE_VALUE_MAX);
     let stored = if long.is_some() { POINTER } else { value.len() };
-    let prev_at = (POINTER + kn + klen + vn + stored).next_multiple_of(POINTER);
-    let size = prev_at + POINTER;
+    let size = POINTER + kn + klen + vn + stored;
     // SAFETY: the caller guarantees exclusive allocation.
     let base = unsafe { arena.allocate(size) }.as_ptr();
     // SAFETY: `base..base + size` is a fresh allocation nobody else can see yet, 8-byte aligned,
     // and the writes below stay inside it: the `next` pointer, then exactly the entry bytes
-    // (`stored` of them for the value or its address), then the aligned `prev` pointer at
-    // `prev_at`. A long value's address (of `value.len()` bytes in the value arena) is written
+    // (`stored` of them for the value or its address). A long value's address (of `value.len()` bytes in the value arena) is written
     // as a pointer (unaligned: it follows the varints), which keeps its provenance.
     unsafe {
-        base.add(prev_at).cast::<*mut u8>().write(ptr::null_mut());
         base.cast::<*mut u8>().write(ptr::null_mut());
         let mut p = put(base.add(POINTER), &kvar[..kn]);
         for part in key_parts {
@@ -589,6 +557,30 @@ mod tests {
     }
 
     #[test]
+    fn an_update_behind_a_hot_key_puts_that_key_in_the_tree() {
+        // A key the hash sample leaves out, and one that sorts right after it.
+        let hot =
+            (0u32..).map(|i| format!("j{i:04}")).find(|k| !in_tree_sample(hash64(k.as_bytes()))).unwrap();
+        let next = format!("{hot}~");
+        let list = EntryList::with_expected_keys(0);
+        list.insert(next.as_bytes(), pack_trailer(1, 1), b"v");
+        for seq in 2..=100 {
+            list.insert(hot.as_bytes(), pack_trailer(seq, 1), b"v");
+        }
+        let before = list.start_before(Some(next.as_bytes()));
+        assert!(before == list.head || !list.has_user_key(before, hot.as_bytes()), "not sampled");
+        // The update of `next` walks past 99 versions of `hot`; it leaves `hot` in the tree,
+        // naming its oldest version, so later searches for `next` start right before it.
+        list.insert(next.as_bytes(), pack_trailer(101, 1), b"w");
+        let start = list.start_before(Some(next.as_bytes()));
+        assert!(list.has_user_key(start, hot.as_bytes()));
+        assert_eq!(key::trailer(list.key(start)), pack_trailer(2, 1), "the oldest version");
+        let newest = list.next(start).unwrap();
+        assert_eq!((key::user_key(list.key(newest)), list.value(newest)), (next.as_bytes(), &b"w"[..]));
+        assert_eq!(keys(&list).len(), 101);
+    }
+
+    #[test]
     fn long_values_live_outside_the_nodes_and_read_back_intact() {
         let list = EntryList::with_expected_keys(0);
         let sizes = [0usize, 1, INLINE_VALUE_MAX - 1, INLINE_VALUE_MAX, INLINE_VALUE_MAX + 1, 800, 300_000];
@@ -610,12 +602,11 @@ mod tests {
         assert!(list.arena.memory_usage() < 2048, "nodes hold only addresses of long values");
     }
 
-    /// Checks the level-0 order, the `prev` links and the index against the list itself.
+    /// Checks the level-0 order and the index against the list itself.
     fn check_structure(list: &EntryList) {
         let mut prev = list.head;
         let mut newest = std::collections::BTreeMap::new();
         while let Some(node) = list.successor(prev) {
-            assert_eq!(list.prev(node), prev, "prev link");
             if prev != list.head {
                 assert_eq!(key::compare(list.key(prev), list.key(node)), CmpOrdering::Less, "order");
             }
