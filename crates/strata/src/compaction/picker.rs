@@ -12,7 +12,9 @@
 //! Scores are L0 file count over its trigger, and level bytes over target; the highest score
 //! of at least 1 wins.
 //! Within a level the file with the least overlap in the next level per byte goes first.
-//! Inputs that overlap nothing below are moved, not rewritten (trivial move).
+//! Inputs that overlap nothing below are moved, not rewritten (trivial move), and such a file
+//! takes up to three of its right-hand neighbours along when they overlap nothing below either
+//! (RocksDB's `TryExtendNonL0TrivialMove`).
 
 use std::sync::Arc;
 
@@ -152,7 +154,49 @@ pub fn pick(v: &Version, o: &Options) -> Option<Compaction> {
         return compaction_for(v, 0, base, v.files[0].clone());
     }
     let file = least_overlapping_file(v, level)?;
-    compaction_for(v, level, (level + 1).max(base), vec![file])
+    let output_level = (level + 1).max(base);
+    let inputs = movable_run(v, level, output_level, file, o);
+    compaction_for(v, level, output_level, inputs)
+}
+
+/// Most files of one level a single trivial move takes down (RocksDB's four).
+const MAX_FILES_MOVED_TOGETHER: usize = 4;
+
+/// `file`, and, when it overlaps nothing in `output_level`, the files right after it in `level`
+/// that can go down untouched with it: at most [`MAX_FILES_MOVED_TOGETHER`] files and 25 target
+/// file sizes (RocksDB's default `max_compaction_bytes`), their whole key range clear of
+/// `output_level`. Moving them costs one MANIFEST record, and a level emptied further than its
+/// target asks makes the compactions into it cheaper until it fills again: a sequential load
+/// ended with a base level of one file instead of four, each of which every L0 compaction of
+/// the requests after it would have rewritten.
+fn movable_run(
+    v: &Version,
+    level: usize,
+    output_level: usize,
+    file: Arc<FileMeta>,
+    o: &Options,
+) -> Vec<Arc<FileMeta>> {
+    let lo = key::user_key(&file.smallest).to_vec();
+    let clear = |hi: &[u8]| v.overlapping(output_level, Some(&lo), Some(hi)).is_empty();
+    if level == 0 || !clear(key::user_key(&file.largest)) {
+        return vec![file];
+    }
+    let files = &v.files[level];
+    let Some(at) = files.iter().position(|f| Arc::ptr_eq(f, &file)) else { return vec![file] };
+    let limit = o.target_file_size.saturating_mul(25);
+    let mut bytes = file.file_size;
+    let mut run = vec![file];
+    for next in &files[at + 1..] {
+        if run.len() == MAX_FILES_MOVED_TOGETHER
+            || bytes.saturating_add(next.file_size) > limit
+            || !clear(key::user_key(&next.largest))
+        {
+            break;
+        }
+        bytes += next.file_size;
+        run.push(Arc::clone(next));
+    }
+    run
 }
 
 /// The file of `level` whose overlap with the next level, per byte of its own, is smallest.
@@ -253,6 +297,35 @@ mod tests {
         let v = version(vec![(5, meta(2, "a", "z", 300 << 20)), (6, meta(1, "a", "z", 600 << 20))]);
         let c = pick(&v, &o).unwrap();
         assert_eq!((c.level, c.output_level), (5, 6));
+    }
+
+    #[test]
+    fn a_trivial_move_takes_its_clear_neighbours_along() {
+        // L5 over its 256 MiB target: five files of 70 MiB, none overlapping L6 but the last.
+        let o = Options::default();
+        let mut files: Vec<(u32, FileMeta)> = ["a", "c", "e", "g", "i"]
+            .iter()
+            .zip(["b", "d", "f", "h", "j"])
+            .enumerate()
+            .map(|(i, (lo, hi))| (5, meta(i as u64 + 10, lo, hi, 70 << 20)))
+            .collect();
+        files.push((6, meta(1, "iz", "z", 900 << 20)));
+        files.push((6, meta(2, "0", "00", 900 << 20)));
+        let v = version(files);
+        let c = pick(&v, &o).unwrap();
+        assert_eq!((c.level, c.output_level), (5, 6));
+        assert!(c.trivial_move);
+        let moved: Vec<u64> = c.inputs.iter().map(|f| f.number).collect();
+        assert_eq!(moved, [10, 11, 12, 13], "four files at most, from the least overlapping on");
+        // A neighbour whose range reaches into the next level stays.
+        let v = version(vec![
+            (5, meta(10, "a", "b", 300 << 20)),
+            (5, meta(11, "c", "m", 10 << 20)),
+            (6, meta(1, "k", "l", 900 << 20)),
+        ]);
+        let c = pick(&v, &o).unwrap();
+        assert_eq!(c.inputs.iter().map(|f| f.number).collect::<Vec<_>>(), [10]);
+        assert!(c.trivial_move);
     }
 
     #[test]
