@@ -153,39 +153,32 @@ pub fn pick(v: &Version, o: &Options) -> Option<Compaction> {
     if level == 0 {
         return compaction_for(v, 0, base, v.files[0].clone());
     }
-    let file = least_overlapping_file(v, level)?;
+    let at = least_overlapping_file(v, level)?;
     let output_level = (level + 1).max(base);
-    let inputs = movable_run(v, level, output_level, file, o);
-    compaction_for(v, level, output_level, inputs)
+    compaction_for(v, level, output_level, movable_run(v, level, output_level, at, o))
 }
 
 /// Most files of one level a single trivial move takes down (RocksDB's four).
 const MAX_FILES_MOVED_TOGETHER: usize = 4;
 
-/// `file`, and, when it overlaps nothing in `output_level`, the files right after it in `level`
-/// that can go down untouched with it: at most [`MAX_FILES_MOVED_TOGETHER`] files and 25 target
+/// File `at` of `level` (above L0), and, when it overlaps nothing in `output_level`, the files
+/// right after it in `level` that can go down untouched with it: at most [`MAX_FILES_MOVED_TOGETHER`] files and 25 target
 /// file sizes (RocksDB's default `max_compaction_bytes`), their whole key range clear of
 /// `output_level`. Moving them costs one MANIFEST record, and a level emptied further than its
 /// target asks makes the compactions into it cheaper until it fills again: a sequential load
 /// ended with a base level of one file instead of four, each of which every L0 compaction of
 /// the requests after it would have rewritten.
-fn movable_run(
-    v: &Version,
-    level: usize,
-    output_level: usize,
-    file: Arc<FileMeta>,
-    o: &Options,
-) -> Vec<Arc<FileMeta>> {
-    let lo = key::user_key(&file.smallest).to_vec();
-    let clear = |hi: &[u8]| v.overlapping(output_level, Some(&lo), Some(hi)).is_empty();
-    if level == 0 || !clear(key::user_key(&file.largest)) {
-        return vec![file];
-    }
+fn movable_run(v: &Version, level: usize, output_level: usize, at: usize, o: &Options) -> Vec<Arc<FileMeta>> {
     let files = &v.files[level];
-    let Some(at) = files.iter().position(|f| Arc::ptr_eq(f, &file)) else { return vec![file] };
+    let file = &files[at];
+    let lo = key::user_key(&file.smallest);
+    let clear = |hi: &[u8]| v.overlapping(output_level, Some(lo), Some(hi)).is_empty();
+    if !clear(key::user_key(&file.largest)) {
+        return vec![Arc::clone(file)];
+    }
     let limit = o.target_file_size.saturating_mul(25);
     let mut bytes = file.file_size;
-    let mut run = vec![file];
+    let mut run = vec![Arc::clone(file)];
     for next in &files[at + 1..] {
         if run.len() == MAX_FILES_MOVED_TOGETHER
             || bytes.saturating_add(next.file_size) > limit
@@ -199,20 +192,19 @@ fn movable_run(
     run
 }
 
-/// The file of `level` whose overlap with the next level, per byte of its own, is smallest.
-fn least_overlapping_file(v: &Version, level: usize) -> Option<Arc<FileMeta>> {
+/// The position in `level` of the file whose overlap with the next level, per byte of its own,
+/// is smallest.
+fn least_overlapping_file(v: &Version, level: usize) -> Option<usize> {
     let next = level + 1;
-    v.files[level]
-        .iter()
-        .min_by_key(|f| {
-            let overlap: u64 = v
-                .overlapping(next, Some(key::user_key(&f.smallest)), Some(key::user_key(&f.largest)))
-                .iter()
-                .map(|g| g.file_size)
-                .sum();
-            overlap.saturating_mul(1024) / f.file_size.max(1)
-        })
-        .cloned()
+    (0..v.files[level].len()).min_by_key(|&i| {
+        let f = &v.files[level][i];
+        let overlap: u64 = v
+            .overlapping(next, Some(key::user_key(&f.smallest)), Some(key::user_key(&f.largest)))
+            .iter()
+            .map(|g| g.file_size)
+            .sum();
+        overlap.saturating_mul(1024) / f.file_size.max(1)
+    })
 }
 
 #[cfg(test)]
